@@ -1,0 +1,65 @@
+"""On-policy rollout storage and generalised advantage estimation (GAE)."""
+from __future__ import annotations
+
+from typing import Mapping
+
+import numpy as np
+
+
+class RolloutBuffer:
+    """Fixed-length on-policy storage: one pre-allocated array per field, shaped [T, n_envs, *field_shape].
+
+    Fields are declared once (`{name: (shape, dtype)}`); `add` copies a step's arrays into row t with one
+    vectorised write per field.
+    """
+
+    def __init__(self, n_steps: int, n_envs: int, fields: Mapping[str, tuple[tuple[int, ...], np.dtype]]) -> None:
+        self.n_steps = n_steps
+        self.n_envs = n_envs
+        self.data: dict[str, np.ndarray] = {
+            name: np.zeros((n_steps, n_envs, *shape), dtype=dtype) for name, (shape, dtype) in fields.items()
+        }
+        self.t = 0
+
+    def add(self, **values: np.ndarray) -> None:
+        """Write one step (every named field, leading axis n_envs) at the current row."""
+        if self.t >= self.n_steps:
+            raise IndexError("rollout buffer is full; call reset() after using it")
+        for name, value in values.items():
+            self.data[name][self.t] = value
+        self.t += 1
+
+    @property
+    def full(self) -> bool:
+        return self.t == self.n_steps
+
+    def reset(self) -> None:
+        self.t = 0
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        return self.data[name]
+
+
+def compute_gae(
+    rewards: np.ndarray,
+    values: np.ndarray,
+    next_values: np.ndarray,
+    continues: np.ndarray,
+    gamma: float,
+    lam: float,
+) -> tuple[np.ndarray, np.ndarray]:
+    """GAE(lambda) over a [T, ...] rollout; returns (advantages, returns).
+
+    next_values[t] is the value of the state reached after step t: V(s_{t+1}) within an episode, the value
+    of the true final observation when the episode was truncated, 0 when it terminated.
+    continues[t] is 0 where the trajectory ended at step t (terminated, truncated or, per agent, died), which
+    stops the advantage recursion from reaching across an episode boundary.
+    """
+    deltas = rewards + gamma * next_values - values
+    decay = gamma * lam * continues
+    adv = np.zeros_like(deltas)
+    running = np.zeros_like(deltas[0])
+    for t in range(deltas.shape[0] - 1, -1, -1):
+        running = deltas[t] + decay[t] * running
+        adv[t] = running
+    return adv, adv + values

@@ -1,0 +1,57 @@
+"""Run logging: TensorBoard event files plus a long-format metrics.csv (step, wall_s, tag, value)."""
+from __future__ import annotations
+
+import csv
+import math
+import time
+from pathlib import Path
+from typing import Any, Mapping
+
+from torch.utils.tensorboard import SummaryWriter
+from torch.utils.tensorboard.summary import hparams
+
+
+class RunLogger:
+    """Writes scalars to TensorBoard and metrics.csv in `run_dir`.
+
+    Tags follow the project's grouping: train/..., eval/..., loss/..., perf/..., schedule/...
+    """
+
+    def __init__(self, run_dir: str | Path) -> None:
+        self.run_dir = Path(run_dir)
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        self.writer = SummaryWriter(log_dir=str(self.run_dir))
+        csv_path = self.run_dir / "metrics.csv"
+        new_file = not csv_path.exists()
+        self._csv_file = csv_path.open("a", newline="")
+        self._csv = csv.writer(self._csv_file)
+        if new_file:
+            self._csv.writerow(["step", "wall_s", "tag", "value"])
+        self._start = time.perf_counter()
+
+    def log_scalars(self, metrics: Mapping[str, float], step: int) -> None:
+        """Log every finite scalar in `metrics` at `step` (env steps)."""
+        wall = time.perf_counter() - self._start
+        for tag, value in metrics.items():
+            if value is None:
+                continue
+            value = float(value)
+            if not math.isfinite(value):
+                continue
+            self.writer.add_scalar(tag, value, step)
+            self._csv.writerow([step, f"{wall:.3f}", tag, value])
+        self._csv_file.flush()
+
+    def log_hparams(self, params: Mapping[str, Any], metrics: Mapping[str, float]) -> None:
+        """Record hyperparameters (scalars and strings) in TensorBoard's HParams tab, in this run's file."""
+        flat = {k: v if isinstance(v, (int, float, str, bool)) else str(v) for k, v in params.items()}
+        for summary in hparams(flat, dict(metrics)):
+            self.writer.file_writer.add_summary(summary)
+
+    def flush(self) -> None:
+        self.writer.flush()
+        self._csv_file.flush()
+
+    def close(self) -> None:
+        self.writer.close()
+        self._csv_file.close()

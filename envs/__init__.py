@@ -1,0 +1,20 @@
+"""Multi-agent env contract, registry, PettingZoo adapter and vector envs.
+
+    import envs
+    envs.register("my_env", my_factory, n_agents=3)
+    venv = envs.make_vec("my_env", n_envs=8, vec="subproc", seed=0)
+    step = venv.reset()
+    step.obs["agent_0"]  # [n_envs, *obs_shape]
+"""
+from envs import mpe as _mpe  # noqa: F401  (registers mpe_* names)
+from envs.pettingzoo_adapter import PettingZooAdapter
+from envs.registry import env_factory, make, make_vec, register, registered_names, resolve
+from envs.spec import AgentGroup, EnvSpec
+from envs.subproc_vec_env import SubprocVecEnv
+from envs.sync_vec_env import SyncVecEnv
+from envs.vec_env import VecEnv, VecStep
+
+__all__ = [
+    "AgentGroup", "EnvSpec", "PettingZooAdapter", "SubprocVecEnv", "SyncVecEnv", "VecEnv", "VecStep",
+    "env_factory", "make", "make_vec", "register", "registered_names", "resolve",
+]

@@ -1,0 +1,164 @@
+"""Adapter from any PettingZoo env (ParallelEnv, or AEC via PettingZoo's converter) to the vector-env rows.
+
+It keeps a fixed agent order; an agent that is gone (dead) keeps its slot with a zero observation, only the
+no-op action available and `alive=False`. Action masks are read from dict observations with
+"observation"/"action_mask" keys or from infos[agent]["action_mask"]. The global state is `env.state()`
+where the env implements it, else the concatenation of all observations (in group order).
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+import numpy as np
+from gymnasium import spaces
+from pettingzoo.utils.conversions import aec_to_parallel
+from pettingzoo.utils.env import AECEnv, ParallelEnv
+
+from core.errors import UserError
+from envs.spec import EnvSpec, check_action_space, group_agents
+
+WIN_KEYS = ("battle_won", "won", "is_success")
+
+
+class PettingZooAdapter:
+    """Steps one PettingZoo env and writes results into one row of a vector env's arrays.
+
+    `row` arguments map array names (see `envs.vec_env.array_layout`) to this env's row of each array.
+    """
+
+    def __init__(self, env: ParallelEnv | AECEnv, name: str = "env", noop_action: int = 0) -> None:
+        if isinstance(env, AECEnv):
+            env = aec_to_parallel(env)
+        if not hasattr(env, "possible_agents") or not hasattr(env, "step"):
+            raise UserError(f"{name}: factory returned {type(env).__name__}, not a PettingZoo ParallelEnv or AECEnv")
+        self.env = env
+        self.noop_action = noop_action
+        agents = tuple(env.possible_agents)
+        self._masked_obs: set[str] = set()
+        obs_shapes: dict[str, tuple[int, ...]] = {}
+        self._low_high: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        action_spaces = {}
+        for agent in agents:
+            space = env.observation_space(agent)
+            if isinstance(space, spaces.Dict) and "observation" in space.spaces and "action_mask" in space.spaces:
+                self._masked_obs.add(agent)
+                space = space["observation"]
+            if not isinstance(space, spaces.Box):
+                raise UserError(f"{name}: agent {agent} has observation space {space}; only Box is supported")
+            obs_shapes[agent] = tuple(space.shape)
+            action_spaces[agent] = check_action_space(agent, env.action_space(agent))
+            if isinstance(action_spaces[agent], spaces.Box):
+                self._low_high[agent] = (action_spaces[agent].low, action_spaces[agent].high)
+        groups = group_agents(agents, obs_shapes, action_spaces)
+        self._state_fn = self._find_state_fn(env)
+        state_shape = self._state_shape(env, groups)
+        self.spec = EnvSpec(agents=agents, groups=groups, state_shape=state_shape, name=name)
+        self._slots = self.spec.agent_slots
+        self._discrete = {g.name: g.discrete for g in groups}
+        self._ep_return = 0.0
+        self._ep_length = 0
+
+    @staticmethod
+    def _find_state_fn(env: ParallelEnv):
+        state = getattr(env, "state", None)
+        if state is None:
+            return None
+        try:
+            env.reset(seed=0)
+            value = state()
+        except NotImplementedError:
+            return None
+        return state if value is not None else None
+
+    def _state_shape(self, env: ParallelEnv, groups) -> tuple[int, ...]:
+        if self._state_fn is None:
+            return (sum(int(np.prod(g.obs_shape)) * g.n_agents for g in groups),)
+        return tuple(np.asarray(self._state_fn()).shape)
+
+    # -- writing rows ---------------------------------------------------------------------------------
+    def reset(self, seed: int | None, row: Mapping[str, np.ndarray]) -> None:
+        obs, infos = self.env.reset(seed=seed)
+        self._ep_return, self._ep_length = 0.0, 0
+        self._write_obs(obs, infos, set(self.env.agents), row, prefix="")
+        row["terminated"][...] = False
+        row["truncated"][...] = False
+        for g in self.spec.groups:
+            row[f"rewards/{g.name}"][...] = 0.0
+
+    def step(self, row: Mapping[str, np.ndarray]) -> None:
+        actions = {}
+        for agent in self.env.agents:
+            g, i = self._slots[agent]
+            value = row[f"actions/{g}"][i]
+            if self._discrete[g]:
+                actions[agent] = int(value)
+            else:
+                low, high = self._low_high[agent]
+                actions[agent] = np.clip(value, low, high)
+        obs, rewards, terms, truncs, infos = self.env.step(actions)
+        for g in self.spec.groups:
+            row[f"rewards/{g.name}"][...] = 0.0
+        for agent, reward in rewards.items():
+            g, i = self._slots[agent]
+            row[f"rewards/{g}"][i] = reward
+        self._ep_return += float(sum(rewards.values()))
+        self._ep_length += 1
+        finished = {a for a in obs if terms.get(a, False) or truncs.get(a, False)}
+        live = set(self.env.agents) - finished
+        ended = not live
+        terminated = ended and not any(truncs.get(a, False) for a in finished)
+        row["terminated"][...] = terminated
+        row["truncated"][...] = ended and not terminated
+        if not ended:
+            self._write_obs(obs, infos, live, row, prefix="")
+            return
+        still_alive = {a for a in obs if not terms.get(a, False)}
+        self._write_obs(obs, infos, still_alive, row, prefix="final_")
+        row["episode_return"][...] = self._ep_return
+        row["episode_length"][...] = self._ep_length
+        row["episode_won"][...] = _won(infos)
+        obs, infos = self.env.reset()
+        self._ep_return, self._ep_length = 0.0, 0
+        self._write_obs(obs, infos, set(self.env.agents), row, prefix="")
+
+    def _write_obs(self, obs: Mapping[str, Any], infos: Mapping[str, Any], alive: set[str],
+                   row: Mapping[str, np.ndarray], prefix: str) -> None:
+        """Fill obs/alive (and avail, state) for every slot; `prefix` "final_" writes the final_* arrays."""
+        for g in self.spec.groups:
+            row[f"{prefix}obs/{g.name}"][...] = 0.0
+            row[f"{prefix}alive/{g.name}"][...] = False
+            if not prefix and g.discrete:
+                avail = row[f"avail/{g.name}"]
+                avail[...] = False
+                avail[:, self.noop_action] = True
+        for agent, value in obs.items():
+            if agent not in alive:
+                continue
+            g, i = self._slots[agent]
+            mask = None
+            if agent in self._masked_obs:
+                mask, value = value["action_mask"], value["observation"]
+            elif isinstance(infos.get(agent), Mapping):
+                mask = infos[agent].get("action_mask")
+            row[f"{prefix}obs/{g}"][i] = value
+            row[f"{prefix}alive/{g}"][i] = True
+            if not prefix and self._discrete[g]:
+                row[f"avail/{g}"][i] = True if mask is None else np.asarray(mask, dtype=bool)
+        state = row[f"{prefix}state"]
+        if self._state_fn is not None:
+            state[...] = self._state_fn()
+        else:
+            state[...] = np.concatenate([row[f"{prefix}obs/{g.name}"].reshape(-1) for g in self.spec.groups])
+
+    def close(self) -> None:
+        self.env.close()
+
+
+def _won(infos: Mapping[str, Any]) -> float:
+    """1.0/0.0 from the first win flag found in any agent's info, NaN if the env reports none."""
+    for info in infos.values():
+        if isinstance(info, Mapping):
+            for key in WIN_KEYS:
+                if key in info:
+                    return float(bool(info[key]))
+    return float("nan")

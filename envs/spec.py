@@ -1,0 +1,107 @@
+"""Static description of a multi-agent env as the algorithms see it: agents, groups, shapes."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+from gymnasium import spaces
+
+from core.errors import UserError
+
+
+@dataclass(frozen=True)
+class AgentGroup:
+    """Agents with identical observation and action spaces; their data is stacked [n_envs, n_agents, ...]."""
+
+    name: str
+    agents: tuple[str, ...]
+    obs_shape: tuple[int, ...]
+    action_space: spaces.Discrete | spaces.Box
+
+    @property
+    def n_agents(self) -> int:
+        return len(self.agents)
+
+    @property
+    def discrete(self) -> bool:
+        return isinstance(self.action_space, spaces.Discrete)
+
+    @property
+    def n_actions(self) -> int:
+        """Number of discrete actions, or the flat size of a Box action."""
+        if self.discrete:
+            return int(self.action_space.n)
+        return int(np.prod(self.action_space.shape))
+
+    @property
+    def action_shape(self) -> tuple[int, ...]:
+        return () if self.discrete else tuple(self.action_space.shape)
+
+    @property
+    def action_dtype(self) -> type:
+        return np.int64 if self.discrete else np.float32
+
+
+@dataclass(frozen=True)
+class EnvSpec:
+    """Agents in a fixed order, split into groups, plus the global state's shape."""
+
+    agents: tuple[str, ...]
+    groups: tuple[AgentGroup, ...]
+    state_shape: tuple[int, ...]
+    name: str = "env"
+
+    def group(self, name: str) -> AgentGroup:
+        for group in self.groups:
+            if group.name == name:
+                return group
+        raise KeyError(name)
+
+    @property
+    def agent_slots(self) -> dict[str, tuple[str, int]]:
+        """agent -> (group name, index inside the group)."""
+        return {a: (g.name, i) for g in self.groups for i, a in enumerate(g.agents)}
+
+
+def check_action_space(agent: str, space: spaces.Space) -> spaces.Discrete | spaces.Box:
+    """Accept Discrete (starting at 0) and bounded-or-not Box action spaces; reject the rest clearly."""
+    if isinstance(space, spaces.Discrete):
+        if int(space.start) != 0:
+            raise UserError(f"agent {agent}: Discrete action spaces must start at 0 (start={space.start})")
+        return space
+    if isinstance(space, spaces.Box):
+        return space
+    raise UserError(f"agent {agent}: unsupported action space {space}; use Discrete or Box")
+
+
+def group_agents(
+    agents: tuple[str, ...],
+    obs_shapes: dict[str, tuple[int, ...]],
+    action_spaces: dict[str, spaces.Space],
+) -> tuple[AgentGroup, ...]:
+    """Group agents whose obs shape and action space are identical, keeping first-appearance order.
+
+    A group is named after its first agent with a trailing `_<number>` removed (agent_0 -> agent).
+    """
+    buckets: dict[tuple, list[str]] = {}
+    for agent in agents:
+        key = (obs_shapes[agent], _space_key(action_spaces[agent]))
+        buckets.setdefault(key, []).append(agent)
+    groups, used = [], set()
+    for members in buckets.values():
+        base = re.sub(r"_?\d+$", "", members[0]) or members[0]
+        name, k = base, 1
+        while name in used:
+            k += 1
+            name = f"{base}{k}"
+        used.add(name)
+        first = members[0]
+        groups.append(AgentGroup(name, tuple(members), obs_shapes[first], action_spaces[first]))
+    return tuple(groups)
+
+
+def _space_key(space: spaces.Space) -> tuple:
+    if isinstance(space, spaces.Discrete):
+        return ("discrete", int(space.n))
+    return ("box", tuple(space.shape), space.low.tobytes(), space.high.tobytes())

@@ -1,0 +1,155 @@
+"""Vector env with one worker process per env, exchanging arrays through shared memory.
+
+Workers write their results straight into shared arrays; the pipe only carries short commands and
+acknowledgements. An exception in a worker is re-raised in the parent as EnvWorkerError naming the env
+index, with the worker's traceback; a worker that dies (killed, segfault) is detected through its
+process sentinel instead of being waited on forever.
+"""
+from __future__ import annotations
+
+import multiprocessing as mp
+import signal
+import traceback
+from multiprocessing.connection import Connection, wait
+from typing import Callable, Mapping, Sequence
+
+import numpy as np
+
+from core.errors import EnvWorkerError
+from envs.pettingzoo_adapter import PettingZooAdapter
+from envs.sync_vec_env import row_views
+from envs.vec_env import VecEnv, VecStep, array_layout
+
+
+class SubprocVecEnv(VecEnv):
+    """Steps n_envs envs in parallel worker processes (start method "spawn" by default)."""
+
+    def __init__(self, factories: Sequence[Callable[[], object]], name: str = "env", seed: int | None = None,
+                 start_method: str = "spawn") -> None:
+        probe = PettingZooAdapter(factories[0](), name=name)
+        self.spec = probe.spec
+        probe.close()
+        self.n_envs = len(factories)
+        self.default_seed = seed
+        self._closed = False
+        ctx = mp.get_context(start_method)
+        layout = array_layout(self.spec, self.n_envs)
+        raw = {k: ctx.RawArray("b", max(int(np.prod(shape)) * dtype.itemsize, 1)) for k, (shape, dtype) in layout.items()}
+        self.arrays = _views(raw, layout)
+        self._actions = {g.name: self.arrays[f"actions/{g.name}"] for g in self.spec.groups}
+        self._step = VecStep(self.spec, self.arrays)
+        self._conns: list[Connection] = []
+        self._procs: list[mp.Process] = []
+        for i, factory in enumerate(factories):
+            parent, child = ctx.Pipe()
+            proc = ctx.Process(target=_worker, args=(i, factory, name, raw, layout, child), daemon=True,
+                               name=f"concerto-env-{i}")
+            proc.start()
+            child.close()
+            self._conns.append(parent)
+            self._procs.append(proc)
+        self._gather()
+
+    def reset(self, seed: int | None = None) -> VecStep:
+        seed = self.default_seed if seed is None else seed
+        for i, conn in enumerate(self._conns):
+            self._send(i, ("reset", None if seed is None else seed + i))
+        self._gather()
+        return self._step
+
+    def step(self, actions: Mapping[str, np.ndarray]) -> VecStep:
+        self.group_actions(actions, self._actions)
+        for i in range(self.n_envs):
+            self._send(i, ("step", None))
+        self._gather()
+        return self._step
+
+    def _send(self, index: int, message: tuple) -> None:
+        try:
+            self._conns[index].send(message)
+        except (BrokenPipeError, OSError):
+            self._fail(index, f"env {index}: worker process is gone (exit code {self._procs[index].exitcode})")
+
+    def _gather(self) -> None:
+        """Wait for every worker's acknowledgement, raising on a worker error or death."""
+        pending = dict(enumerate(self._conns))
+        while pending:
+            sentinels = {self._procs[i].sentinel: i for i in pending}
+            ready = wait(list(pending.values()) + list(sentinels))
+            for obj in ready:
+                if obj in sentinels:
+                    i = sentinels[obj]
+                    if i in pending and not pending[i].poll():
+                        self._fail(i, f"env {i}: worker process died (exit code {self._procs[i].exitcode})")
+                    continue
+                i = self._conns.index(obj)
+                if i not in pending:
+                    continue
+                try:
+                    status, payload = obj.recv()
+                except (EOFError, OSError):
+                    self._fail(i, f"env {i}: worker process died (exit code {self._procs[i].exitcode})")
+                if status == "error":
+                    summary, tb = payload
+                    self._fail(i, f"env {i} raised {summary}\n--- worker traceback ---\n{tb}")
+                del pending[i]
+
+    def _fail(self, index: int, message: str) -> None:
+        self.close(graceful=False)
+        raise EnvWorkerError(message)
+
+    def close(self, graceful: bool = True) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        if graceful:
+            for conn, proc in zip(self._conns, self._procs):
+                if proc.is_alive():
+                    try:
+                        conn.send(("close", None))
+                    except (BrokenPipeError, OSError):
+                        pass
+            for proc in self._procs:
+                proc.join(timeout=5)
+        for proc in self._procs:
+            if proc.is_alive():
+                proc.terminate()
+            proc.join(timeout=5)
+        for conn in self._conns:
+            conn.close()
+
+    def __del__(self) -> None:
+        if not getattr(self, "_closed", True):
+            self.close(graceful=False)
+
+
+def _views(raw: Mapping[str, object], layout: Mapping[str, tuple[tuple[int, ...], np.dtype]]) -> dict[str, np.ndarray]:
+    return {k: np.frombuffer(raw[k], dtype=dtype, count=int(np.prod(shape))).reshape(shape)
+            for k, (shape, dtype) in layout.items()}
+
+
+def _worker(index: int, factory: Callable[[], object], name: str, raw: Mapping[str, object],
+            layout: Mapping[str, tuple[tuple[int, ...], np.dtype]], conn: Connection) -> None:
+    """Worker loop: build the env, then serve reset/step/close commands until told to stop."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is handled by the parent, which closes us
+    try:
+        row = row_views(_views(raw, layout), index)
+        adapter = PettingZooAdapter(factory(), name=name)
+        conn.send(("ok", None))
+        while True:
+            command, arg = conn.recv()
+            if command == "step":
+                adapter.step(row)
+            elif command == "reset":
+                adapter.reset(arg, row)
+            elif command == "close":
+                adapter.close()
+                return
+            conn.send(("ok", None))
+    except EOFError:  # parent went away
+        return
+    except BaseException as exc:  # report everything else to the parent
+        try:
+            conn.send(("error", (f"{type(exc).__name__}: {exc}", traceback.format_exc())))
+        except (BrokenPipeError, OSError):
+            pass
