@@ -68,7 +68,7 @@ class SubprocVecEnv(VecEnv):
         try:
             self._conns[index].send(message)
         except (BrokenPipeError, OSError):
-            self._fail(index, f"env {index}: worker process is gone (exit code {self._procs[index].exitcode})")
+            self._died(index)
 
     def _gather(self) -> None:
         """Wait for every worker's acknowledgement, raising on a worker error or death."""
@@ -80,7 +80,7 @@ class SubprocVecEnv(VecEnv):
                 if obj in sentinels:
                     i = sentinels[obj]
                     if i in pending and not pending[i].poll():
-                        self._fail(i, f"env {i}: worker process died (exit code {self._procs[i].exitcode})")
+                        self._died(i)
                     continue
                 i = self._conns.index(obj)
                 if i not in pending:
@@ -88,13 +88,17 @@ class SubprocVecEnv(VecEnv):
                 try:
                     status, payload = obj.recv()
                 except (EOFError, OSError):
-                    self._fail(i, f"env {i}: worker process died (exit code {self._procs[i].exitcode})")
+                    self._died(i)
                 if status == "error":
                     summary, tb = payload
-                    self._fail(i, f"env {i} raised {summary}\n--- worker traceback ---\n{tb}")
+                    self._fail(f"env {i} raised {summary}\n--- worker traceback ---\n{tb}")
                 del pending[i]
 
-    def _fail(self, index: int, message: str) -> None:
+    def _died(self, index: int) -> None:
+        self._procs[index].join(timeout=1)
+        self._fail(f"env {index}: worker process died (exit code {self._procs[index].exitcode})")
+
+    def _fail(self, message: str) -> None:
         self.close(graceful=False)
         raise EnvWorkerError(message)
 

@@ -1,0 +1,1 @@
+"""Examples of user code: a custom PettingZoo env and a callback plugin."""

@@ -1,0 +1,278 @@
+"""MAPPO (centralised critic on the global state) and IPPO (critic on the agent's own observation).
+
+The two differ only by `critic_input`. Clipped surrogate, GAE, value normalisation and clipping, Huber
+value loss, entropy bonus, advantage normalisation, per-network gradient clipping, action masks in
+sampling/log-probs/entropy, dead agents excluded from every loss, parameter sharing with agent-id one-hot
+or per-agent weights, MLP or GRU networks (trained on chunks of `chunk_len` steps), Discrete and Box actions.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import torch
+from torch import nn
+
+from core.normalizers import RunningNormalizer
+from envs.spec import AgentGroup, EnvSpec
+from marl.distributions import DiagGaussian, MaskedCategorical
+from marl.networks import AgentNet, agent_ids
+from marl.onpolicy import RolloutBatch
+
+
+@dataclass
+class MAPPOConfig:
+    """Hyperparameters of MAPPO/IPPO. Step counts are per env (a rollout is rollout_steps x n_envs env steps)."""
+
+    rollout_steps: int = 100
+    ppo_epochs: int = 10
+    num_minibatches: int = 1
+    lr: float = 7e-4
+    critic_lr: float = 7e-4
+    gamma: float = 0.99
+    gae_lambda: float = 0.95
+    clip: float = 0.2
+    value_clip: float = 0.2
+    entropy_coef: float = 0.01
+    value_coef: float = 1.0
+    max_grad_norm: float = 10.0
+    huber_delta: float = 10.0
+    value_norm: bool = True
+    advantage_norm: bool = True
+    share_params: bool = True
+    agent_id: bool = True
+    policy: Literal["mlp", "gru"] = "mlp"
+    hidden_sizes: tuple[int, ...] = (64, 64)
+    rnn_hidden: int = 64
+    chunk_len: int = 10
+    activation: Literal["relu", "tanh"] = "relu"
+    input_norm: bool = True
+    critic_input: Literal["state", "obs"] = "state"
+    log_std_init: float = -0.5
+
+    def __post_init__(self) -> None:
+        for key in ("rollout_steps", "ppo_epochs", "num_minibatches", "chunk_len", "rnn_hidden"):
+            if getattr(self, key) < 1:
+                raise ValueError(f"{key} must be at least 1")
+        if self.policy == "gru" and self.rollout_steps % self.chunk_len:
+            raise ValueError(f"rollout_steps ({self.rollout_steps}) must be a multiple of chunk_len ({self.chunk_len})")
+        if not 0 <= self.gamma <= 1 or not 0 <= self.gae_lambda <= 1:
+            raise ValueError("gamma and gae_lambda must lie in [0, 1]")
+
+
+class GroupActorCritic(nn.Module):
+    """Actor and critic for one agent group (shared or per-agent weights)."""
+
+    def __init__(self, group: AgentGroup, state_shape: tuple[int, ...], cfg: MAPPOConfig) -> None:
+        super().__init__()
+        self.group = group
+        heads = 1 if cfg.share_params else group.n_agents
+        self.use_id = cfg.share_params and cfg.agent_id and group.n_agents > 1
+        self.register_buffer("ids", agent_ids(group.n_agents), persistent=False)
+        self.obs_dim = int(np.prod(group.obs_shape))
+        id_dim = group.n_agents if self.use_id else 0
+        critic_dim = int(np.prod(state_shape)) if cfg.critic_input == "state" else self.obs_dim
+        self.critic_on_state = cfg.critic_input == "state"
+        common = dict(hidden_sizes=cfg.hidden_sizes, activation=cfg.activation, recurrent=cfg.policy == "gru",
+                      rnn_hidden=cfg.rnn_hidden, input_norm=cfg.input_norm)
+        self.actor = AgentNet(heads, self.obs_dim + id_dim, group.n_actions, out_gain=0.01, **common)
+        self.critic = AgentNet(heads, critic_dim + id_dim, 1, out_gain=1.0, **common)
+        self.log_std = None if group.discrete else nn.Parameter(torch.full((heads, group.n_actions), cfg.log_std_init))
+
+    def _with_id(self, x: torch.Tensor) -> torch.Tensor:
+        if not self.use_id:
+            return x
+        return torch.cat([x, self.ids.expand(*x.shape[:-1], -1)], dim=-1)
+
+    def actor_input(self, obs: torch.Tensor) -> torch.Tensor:
+        """obs [..., G, *obs_shape] -> [..., G, features]."""
+        return self._with_id(obs.reshape(*obs.shape[:-len(self.group.obs_shape)], self.obs_dim))
+
+    def critic_input(self, obs: torch.Tensor, state: torch.Tensor) -> torch.Tensor:
+        """Global state (broadcast to every agent) or own obs, plus agent id."""
+        if self.critic_on_state:
+            lead = obs.shape[:obs.dim() - len(self.group.obs_shape) - 1]
+            flat = state.reshape(*lead, 1, -1)
+            return self._with_id(flat.expand(*lead, self.group.n_agents, flat.shape[-1]))
+        return self.actor_input(obs)
+
+    def distribution(self, out: torch.Tensor, avail: torch.Tensor | None):
+        if self.group.discrete:
+            return MaskedCategorical(out, avail)
+        return DiagGaussian(out, self.log_std)
+
+
+class MAPPO:
+    """On-policy actor-critic for every agent group of an env (see module docstring)."""
+
+    def __init__(self, spec: EnvSpec, cfg: MAPPOConfig, device: str | torch.device = "cpu") -> None:
+        self.spec = spec
+        self.cfg = cfg
+        self.device = torch.device(device)
+        self.nets = nn.ModuleDict({g.name: GroupActorCritic(g, spec.state_shape, cfg) for g in spec.groups}).to(self.device)
+        self.value_norm = nn.ModuleDict({g.name: RunningNormalizer() for g in spec.groups}).to(self.device)
+        actor_params = [p for net in self.nets.values() for p in net.actor.parameters()]
+        actor_params += [net.log_std for net in self.nets.values() if net.log_std is not None]
+        critic_params = [p for net in self.nets.values() for p in net.critic.parameters()]
+        self.actor_params, self.critic_params = actor_params, critic_params
+        self.optimizer = torch.optim.Adam([{"params": actor_params, "lr": cfg.lr},
+                                           {"params": critic_params, "lr": cfg.critic_lr}], eps=1e-5)
+
+    # -- acting -----------------------------------------------------------------------------------------
+    @property
+    def recurrent(self) -> bool:
+        return self.cfg.policy == "gru"
+
+    def initial_hidden(self, n_envs: int) -> dict[str, tuple[torch.Tensor, torch.Tensor]]:
+        """Zero recurrent states per group: (actor, critic), each [n_envs, n_agents, rnn_hidden] (size 0 for MLPs)."""
+        size = self.cfg.rnn_hidden if self.recurrent else 0
+        return {g.name: (torch.zeros(n_envs, g.n_agents, size, device=self.device),
+                         torch.zeros(n_envs, g.n_agents, size, device=self.device)) for g in self.spec.groups}
+
+    def _tensor(self, array: np.ndarray) -> torch.Tensor:
+        return torch.as_tensor(array, device=self.device)
+
+    @torch.no_grad()
+    def act(self, obs: dict[str, np.ndarray], avail: dict[str, np.ndarray | None], state: np.ndarray,
+            hidden: dict, starts: np.ndarray, deterministic: bool = False, with_value: bool = True) -> dict:
+        """One step for every group. Returns {group: (actions, logp, value, new_hidden)} (value None if skipped)."""
+        starts_t = self._tensor(starts)[None]
+        state_t = self._tensor(state)
+        result = {}
+        for name, net in self.nets.items():
+            obs_t = self._tensor(obs[name])
+            h_actor, h_critic = hidden[name]
+            out, h_actor = net.actor(net.actor_input(obs_t)[None], h_actor, starts_t)
+            avail_t = None if avail[name] is None else self._tensor(avail[name])
+            dist = net.distribution(out[0], avail_t)
+            actions = dist.mode() if deterministic else dist.sample()
+            value = None
+            if with_value:
+                value, h_critic = net.critic(net.critic_input(obs_t, state_t)[None], h_critic, starts_t)
+                value = value[0, ..., 0]
+            result[name] = (actions, dist.log_prob(actions), value, (h_actor, h_critic))
+        return result
+
+    @torch.no_grad()
+    def value(self, group: str, obs: np.ndarray, state: np.ndarray, h_critic: torch.Tensor, starts: np.ndarray
+              ) -> torch.Tensor:
+        """Normalised-space value [n, n_agents] of (obs, state) continuing from critic state `h_critic`."""
+        net = self.nets[group]
+        x = net.critic_input(self._tensor(obs), self._tensor(state))[None]
+        out, _ = net.critic(x, h_critic, self._tensor(starts)[None])
+        return out[0, ..., 0]
+
+    def denormalize(self, group: str, values: torch.Tensor) -> torch.Tensor:
+        return self.value_norm[group].denormalize(values) if self.cfg.value_norm else values
+
+    # -- learning ---------------------------------------------------------------------------------------
+    def update(self, batch: RolloutBatch) -> dict[str, float]:
+        """PPO epochs over the rollout; returns loss/... metrics."""
+        cfg = self.cfg
+        chunk = cfg.chunk_len if self.recurrent else 1
+        data = {}
+        for g in self.spec.groups:
+            gb = batch.groups[g.name]
+            returns = gb.returns
+            adv = gb.advantages
+            mask = gb.alive
+            if cfg.value_norm:
+                self.value_norm[g.name].update(returns, mask)
+                returns = self.value_norm[g.name].normalize(returns)
+            if cfg.advantage_norm:
+                valid = adv[mask]
+                if valid.numel() > 1:
+                    adv = (adv - valid.mean()) / (valid.std() + 1e-8)
+            data[g.name] = {
+                "obs": gb.obs, "avail": gb.avail, "actions": gb.actions, "logp": gb.logp, "values": gb.values,
+                "returns": returns.float(), "adv": adv.float(), "mask": mask, "h_actor": gb.h_actor,
+                "h_critic": gb.h_critic,
+            }
+        starts = _chunks(batch.starts, chunk)
+        state = _chunks(batch.state, chunk)
+        data = {g: {k: (None if v is None else (_chunks(v, chunk) if not k.startswith("h_") else _chunk_starts(v, chunk)))
+                    for k, v in d.items()} for g, d in data.items()}
+        n_seq = starts.shape[1]
+        stats: dict[str, list[float]] = {}
+        for _ in range(cfg.ppo_epochs):
+            for idx in torch.randperm(n_seq, device=self.device).chunk(cfg.num_minibatches):
+                losses = self._minibatch_loss({g: {k: (None if v is None else (v[idx] if k.startswith("h_") else v[:, idx]))
+                                                   for k, v in d.items()} for g, d in data.items()},
+                                              state[:, idx], starts[:, idx])
+                self.optimizer.zero_grad(set_to_none=True)
+                losses["total"].backward()
+                stats.setdefault("loss/grad_norm_actor", []).append(
+                    float(nn.utils.clip_grad_norm_(self.actor_params, cfg.max_grad_norm)))
+                stats.setdefault("loss/grad_norm_critic", []).append(
+                    float(nn.utils.clip_grad_norm_(self.critic_params, cfg.max_grad_norm)))
+                self.optimizer.step()
+                for key, value in losses.items():
+                    if key != "total":
+                        stats.setdefault(f"loss/{key}", []).append(float(value))
+        return {k: float(np.mean(v)) for k, v in stats.items()}
+
+    def _minibatch_loss(self, data: dict, state: torch.Tensor, starts: torch.Tensor) -> dict[str, torch.Tensor]:
+        cfg = self.cfg
+        totals = {"policy": 0.0, "value": 0.0, "entropy": 0.0, "approx_kl": 0.0, "clip_fraction": 0.0}
+        total_loss = 0.0
+        for name, net in self.nets.items():
+            d = data[name]
+            mask = d["mask"].float()
+            count = mask.sum().clamp(min=1.0)
+            out, _ = net.actor(net.actor_input(d["obs"]), d["h_actor"], starts)
+            dist = net.distribution(out, d["avail"])
+            logp = dist.log_prob(d["actions"])
+            log_ratio = logp - d["logp"]
+            ratio = log_ratio.exp()
+            adv = d["adv"]
+            surrogate = torch.min(ratio * adv, ratio.clamp(1 - cfg.clip, 1 + cfg.clip) * adv)
+            policy_loss = -(surrogate * mask).sum() / count
+            entropy = (dist.entropy() * mask).sum() / count
+            values, _ = net.critic(net.critic_input(d["obs"], state), d["h_critic"], starts)
+            values = values[..., 0]
+            value_err = values - d["returns"]
+            value_loss = _value_loss(value_err, cfg.huber_delta)
+            if cfg.value_clip > 0:
+                clipped = d["values"] + (values - d["values"]).clamp(-cfg.value_clip, cfg.value_clip)
+                value_loss = torch.max(value_loss, _value_loss(clipped - d["returns"], cfg.huber_delta))
+            value_loss = (value_loss * mask).sum() / count
+            total_loss = total_loss + policy_loss - cfg.entropy_coef * entropy + cfg.value_coef * value_loss
+            with torch.no_grad():
+                totals["approx_kl"] += float((((ratio - 1) - log_ratio) * mask).sum() / count)
+                totals["clip_fraction"] += float((((ratio - 1).abs() > cfg.clip).float() * mask).sum() / count)
+            totals["policy"] += float(policy_loss.detach())
+            totals["value"] += float(value_loss.detach())
+            totals["entropy"] += float(entropy.detach())
+        n = len(self.nets)
+        result = {k: torch.tensor(v / n) for k, v in totals.items()}
+        result["total"] = total_loss
+        return result
+
+    # -- persistence ------------------------------------------------------------------------------------
+    def state_dict(self) -> dict:
+        return {"nets": self.nets.state_dict(), "value_norm": self.value_norm.state_dict(),
+                "optimizer": self.optimizer.state_dict()}
+
+    def load_state_dict(self, state: dict) -> None:
+        self.nets.load_state_dict(state["nets"])
+        self.value_norm.load_state_dict(state["value_norm"])
+        self.optimizer.load_state_dict(state["optimizer"])
+
+
+def _value_loss(err: torch.Tensor, huber_delta: float) -> torch.Tensor:
+    if huber_delta > 0:
+        return nn.functional.huber_loss(err, torch.zeros_like(err), reduction="none", delta=huber_delta)
+    return 0.5 * err.square()
+
+
+def _chunks(x: torch.Tensor, length: int) -> torch.Tensor:
+    """[T, E, ...] -> [length, (T // length) * E, ...]: sequences of `length` consecutive steps."""
+    t, e = x.shape[:2]
+    return x.reshape(t // length, length, e, *x.shape[2:]).transpose(0, 1).reshape(length, (t // length) * e, *x.shape[2:])
+
+
+def _chunk_starts(h: torch.Tensor, length: int) -> torch.Tensor:
+    """Recurrent states [T, E, ...] at the first step of each chunk -> [(T // length) * E, ...]."""
+    first = h[::length]
+    return first.reshape(first.shape[0] * first.shape[1], *first.shape[2:])

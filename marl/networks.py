@@ -1,0 +1,100 @@
+"""Network building blocks for agent groups: per-agent or shared weights without a loop over agents.
+
+Tensors carry an agent axis just before the feature axis: [..., n_agents, features]. A layer with
+`n_heads == 1` shares its weights across agents (parameter sharing); with `n_heads == n_agents` each agent
+has its own weights, applied in one batched matmul.
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import nn
+
+ACTIVATIONS = {"relu": nn.ReLU, "tanh": nn.Tanh}
+
+
+class MultiLinear(nn.Module):
+    """Linear layer with one weight set per head, or one shared set when n_heads == 1."""
+
+    def __init__(self, n_heads: int, in_features: int, out_features: int, gain: float = math.sqrt(2)) -> None:
+        super().__init__()
+        self.n_heads = n_heads
+        weight = torch.empty(n_heads, out_features, in_features)
+        for w in weight:
+            nn.init.orthogonal_(w, gain=gain)
+        self.weight = nn.Parameter(weight.transpose(1, 2).contiguous())  # [H, in, out]
+        self.bias = nn.Parameter(torch.zeros(n_heads, out_features))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.n_heads == 1:
+            return x @ self.weight[0] + self.bias[0]
+        return (x.unsqueeze(-2) @ self.weight).squeeze(-2) + self.bias
+
+
+class MultiGRUCell(nn.Module):
+    """GRU cell with per-head or shared weights; x [..., H, in], h [..., H, hidden]."""
+
+    def __init__(self, n_heads: int, in_features: int, hidden: int) -> None:
+        super().__init__()
+        self.hidden = hidden
+        self.input_map = MultiLinear(n_heads, in_features, 3 * hidden, gain=1.0)
+        self.hidden_map = MultiLinear(n_heads, hidden, 3 * hidden, gain=1.0)
+
+    def forward(self, x: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
+        gi_r, gi_z, gi_n = self.input_map(x).chunk(3, dim=-1)
+        gh_r, gh_z, gh_n = self.hidden_map(h).chunk(3, dim=-1)
+        r = torch.sigmoid(gi_r + gh_r)
+        z = torch.sigmoid(gi_z + gh_z)
+        n = torch.tanh(gi_n + r * gh_n)
+        return n + z * (h - n)
+
+
+class AgentNet(nn.Module):
+    """Input LayerNorm -> MLP -> optional GRU -> linear head, for a group of agents.
+
+    `forward(x [L, B, H, in], h0 [B, H, hidden] | None, starts [L, B] | None)` runs a sequence of L steps;
+    `starts[t]` marks episode starts, where the recurrent state is reset to zero before step t.
+    Returns (out [L, B, H, out_dim], h_L).
+    """
+
+    def __init__(self, n_heads: int, in_dim: int, out_dim: int, hidden_sizes: tuple[int, ...],
+                 activation: str = "relu", recurrent: bool = False, rnn_hidden: int = 64,
+                 input_norm: bool = True, out_gain: float = 0.01) -> None:
+        super().__init__()
+        act = ACTIVATIONS[activation]
+        self.norm = nn.LayerNorm(in_dim) if input_norm else nn.Identity()
+        layers: list[nn.Module] = []
+        size = in_dim
+        for width in hidden_sizes:
+            layers += [MultiLinear(n_heads, size, width), act()]
+            size = width
+        self.mlp = nn.Sequential(*layers)
+        self.rnn = MultiGRUCell(n_heads, size, rnn_hidden) if recurrent else None
+        if recurrent:
+            size = rnn_hidden
+        self.rnn_hidden = rnn_hidden if recurrent else 0
+        self.head = MultiLinear(n_heads, size, out_dim, gain=out_gain)
+
+    @property
+    def recurrent(self) -> bool:
+        return self.rnn is not None
+
+    def forward(self, x: torch.Tensor, h0: torch.Tensor | None = None, starts: torch.Tensor | None = None
+                ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        z = self.mlp(self.norm(x))
+        if self.rnn is None:
+            return self.head(z), h0
+        h = h0
+        outs = []
+        for t in range(z.shape[0]):
+            if starts is not None:
+                h = h * (~starts[t]).to(h.dtype)[:, None, None]
+            h = self.rnn(z[t], h)
+            outs.append(h)
+        return self.head(torch.stack(outs)), h
+
+
+def agent_ids(n_agents: int, device: torch.device | str = "cpu") -> torch.Tensor:
+    """One-hot agent ids [n_agents, n_agents]; broadcast and concatenate with per-agent inputs."""
+    return torch.eye(n_agents, device=device)

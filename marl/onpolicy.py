@@ -1,0 +1,164 @@
+"""On-policy rollout collection for actor-critic agents (MAPPO, IPPO): step-based rollouts with GAE.
+
+Bootstrapping follows the env contract: an episode that terminated contributes no value after its last
+step; one that was truncated bootstraps from the value of its true final observation/state; an agent that
+died mid-episode stops there (no bootstrap, no recursion across its death). Recurrent states are reset at
+episode starts.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Protocol
+
+import numpy as np
+import torch
+
+from core.buffers import RolloutBuffer, compute_gae
+from envs.spec import EnvSpec
+from envs.vec_env import VecEnv, VecStep
+
+
+class ActorCriticAgent(Protocol):
+    spec: EnvSpec
+    device: torch.device
+
+    def initial_hidden(self, n_envs: int) -> dict: ...
+
+    def act(self, obs, avail, state, hidden, starts, deterministic: bool = False, with_value: bool = True) -> dict: ...
+
+    def value(self, group: str, obs, state, h_critic, starts) -> torch.Tensor: ...
+
+    def denormalize(self, group: str, values: torch.Tensor) -> torch.Tensor: ...
+
+
+@dataclass
+class GroupBatch:
+    """One group's rollout as tensors shaped [T, n_envs, n_agents, ...]."""
+
+    obs: torch.Tensor
+    avail: torch.Tensor | None
+    actions: torch.Tensor
+    logp: torch.Tensor
+    values: torch.Tensor  # critic outputs at collection time (normalised space)
+    returns: torch.Tensor
+    advantages: torch.Tensor
+    alive: torch.Tensor
+    h_actor: torch.Tensor
+    h_critic: torch.Tensor
+
+
+@dataclass
+class RolloutBatch:
+    groups: dict[str, GroupBatch]
+    state: torch.Tensor  # [T, n_envs, *state_shape]
+    starts: torch.Tensor  # [T, n_envs] bool: the obs at t begins an episode
+
+
+class OnPolicyCollector:
+    """Runs an agent in a vector env for `n_steps` vector steps at a time and computes GAE."""
+
+    def __init__(self, agent: ActorCriticAgent, env: VecEnv, n_steps: int, gamma: float, gae_lambda: float,
+                 seed: int | None = None) -> None:
+        self.agent, self.env = agent, env
+        self.n_steps, self.gamma, self.gae_lambda = n_steps, gamma, gae_lambda
+        spec, n = env.spec, env.n_envs
+        self.common = RolloutBuffer(n_steps, n, {
+            "state": (spec.state_shape, np.float32), "starts": ((), bool),
+            "terminated": ((), bool), "truncated": ((), bool)})
+        self.buffers: dict[str, RolloutBuffer] = {}
+        for g in spec.groups:
+            m = g.n_agents
+            hidden = agent.initial_hidden(1)[g.name][0].shape[-1]
+            fields = {
+                "obs": ((m, *g.obs_shape), np.float32), "alive": ((m,), bool),
+                "actions": ((m, *g.action_shape), g.action_dtype), "logp": ((m,), np.float32),
+                "values": ((m,), np.float32), "rewards": ((m,), np.float32), "final_values": ((m,), np.float32),
+                "next_alive": ((m,), bool), "h_actor": ((m, hidden), np.float32), "h_critic": ((m, hidden), np.float32),
+            }
+            if g.discrete:
+                fields["avail"] = ((m, g.n_actions), bool)
+            self.buffers[g.name] = RolloutBuffer(n_steps, n, fields)
+        self.step = env.reset(seed=seed)
+        self.hidden = agent.initial_hidden(n)
+        self.starts = np.ones(n, dtype=bool)
+
+    def collect(self, on_step: Callable[[VecStep], None]) -> RolloutBatch:
+        """Collect one rollout; `on_step(step)` is called after every vector step."""
+        agent, env = self.agent, self.env
+        names = [g.name for g in env.spec.groups]
+        for _ in range(self.n_steps):
+            step = self.step
+            out = agent.act(step.group_obs, step.group_avail, step.state, self.hidden, self.starts)
+            for name in names:
+                buf, (actions, logp, value, _) = self.buffers[name], out[name]
+                h_actor, h_critic = self.hidden[name]
+                fields = dict(obs=step.group_obs[name], alive=step.group_alive[name], actions=_np(actions),
+                              logp=_np(logp), values=_np(value), h_actor=_np(h_actor), h_critic=_np(h_critic))
+                if step.group_avail[name] is not None:
+                    fields["avail"] = step.group_avail[name]
+                buf.add(**fields)
+            self.common.add(state=step.state, starts=self.starts)
+            step = env.step({name: _np(out[name][0]) for name in names})
+            done = step.done
+            t = self.common.t - 1
+            self.common["terminated"][t] = step.terminated
+            self.common["truncated"][t] = step.truncated
+            truncated = np.flatnonzero(step.truncated)
+            for name in names:
+                buf = self.buffers[name]
+                buf["rewards"][t] = step.group_rewards[name]
+                buf["next_alive"][t] = np.where(done[:, None], step.final_group_alive[name], step.group_alive[name])
+                if truncated.size:
+                    h_critic = out[name][3][1]
+                    buf["final_values"][t, truncated] = _np(agent.value(
+                        name, step.final_group_obs[name][truncated], step.final_state[truncated],
+                        h_critic[truncated], np.zeros(truncated.size, dtype=bool)))
+            self.hidden = {name: out[name][3] for name in names}
+            self.starts = done.copy()
+            self.step = step
+            on_step(step)
+        return self._finish()
+
+    def _finish(self) -> RolloutBatch:
+        agent, step = self.agent, self.step
+        done = self.common["terminated"] | self.common["truncated"]
+        truncated = self.common["truncated"]
+        groups = {}
+        for name, buf in self.buffers.items():
+            last = agent.value(name, step.group_obs[name], step.state, self.hidden[name][1], self.starts)
+            values = _np(agent.denormalize(name, torch.as_tensor(buf["values"], device=agent.device)))
+            final_values = _np(agent.denormalize(name, torch.as_tensor(buf["final_values"], device=agent.device)))
+            last = _np(agent.denormalize(name, last))
+            next_values = np.concatenate([values[1:], last[None]])
+            next_values = np.where(done[..., None], np.where(truncated[..., None], final_values, 0.0), next_values)
+            next_values = np.where(buf["next_alive"], next_values, 0.0)
+            continues = (~done[..., None] & buf["next_alive"]).astype(np.float32)
+            adv, returns = compute_gae(buf["rewards"], values, next_values, continues, self.gamma, self.gae_lambda)
+            groups[name] = GroupBatch(
+                obs=self._t(buf["obs"]), avail=self._t(buf.data.get("avail")), actions=self._t(buf["actions"]),
+                logp=self._t(buf["logp"]), values=self._t(buf["values"]), returns=self._t(returns),
+                advantages=self._t(adv), alive=self._t(buf["alive"]), h_actor=self._t(buf["h_actor"]),
+                h_critic=self._t(buf["h_critic"]))
+            buf.reset()
+        batch = RolloutBatch(groups, self._t(self.common["state"]), self._t(self.common["starts"]))
+        self.common.reset()
+        return batch
+
+    def _t(self, array: np.ndarray | None) -> torch.Tensor | None:
+        return None if array is None else torch.as_tensor(array.copy(), device=self.agent.device)
+
+
+def _np(x: torch.Tensor) -> np.ndarray:
+    return x.detach().cpu().numpy()
+
+
+class OnPolicyRunner:
+    """One training iteration = collect `rollout_steps` vector steps, then update the agent on them."""
+
+    def __init__(self, agent, env: VecEnv, seed: int | None = None) -> None:
+        cfg = agent.cfg
+        self.agent = agent
+        self.collector = OnPolicyCollector(agent, env, cfg.rollout_steps, cfg.gamma, cfg.gae_lambda, seed)
+
+    def iteration(self, on_step: Callable[[VecStep], None]) -> dict[str, float]:
+        return self.agent.update(self.collector.collect(on_step))
