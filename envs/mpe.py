@@ -33,7 +33,7 @@ def make_mpe(scenario: str, **kwargs: Any):
                 f"env mpe_{scenario} needs the mpe2 package: pip install 'concerto[mpe]' (or pip install mpe2)"
             ) from None
         raise
-    params = inspect.signature(module.parallel_env).parameters
+    params = inspect.signature(getattr(module, "raw_env", module.parallel_env)).parameters
     if not any(p.kind is p.VAR_KEYWORD for p in params.values()):
         unknown = sorted(set(kwargs) - set(params))
         if unknown:

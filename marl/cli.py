@@ -53,7 +53,7 @@ def run(argv: list[str] | None = None) -> dict:
     from marl.algos import get_algo
     from marl.trainer import MarlTrainer
 
-    args = build_parser().parse_args(argv)
+    args = build_parser().parse_intermixed_args(argv)
     entry = get_algo(args.algo)
     resolve(args.env)
     cli_train = {"steps": args.steps, "n_envs": args.n_envs, "vec": args.vec, "seed": args.seed,

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import numpy as np
+import torch
 
 from envs.vec_env import VecEnv
 
@@ -42,3 +43,28 @@ def evaluate(agent, env: VecEnv, n_episodes: int, seed: int | None = None, deter
     if not np.isnan(wins_a).all():
         metrics["eval/win_rate"] = float(np.nanmean(wins_a))
     return metrics
+
+
+class RandomAgent:
+    """Uniformly random valid actions (a baseline with the same `act` interface as the learners)."""
+
+    def __init__(self, spec, seed: int | None = None) -> None:
+        self.spec = spec
+        self.rng = np.random.default_rng(seed)
+
+    def initial_hidden(self, n_envs: int) -> dict:
+        return {g.name: (None, None) for g in self.spec.groups}
+
+    def act(self, obs, avail, state, hidden, starts, deterministic: bool = False, with_value: bool = True) -> dict:
+        out = {}
+        for g in self.spec.groups:
+            n_envs = obs[g.name].shape[0]
+            if g.discrete:
+                # argmax of uniform noise over available actions = a uniform choice among them
+                actions = np.argmax(self.rng.random(avail[g.name].shape) * avail[g.name], axis=-1)
+            else:
+                low, high = g.action_space.low, g.action_space.high
+                actions = self.rng.uniform(np.maximum(low, -1.0), np.minimum(high, 1.0),
+                                           (n_envs, g.n_agents, *g.action_shape)).astype(np.float32)
+            out[g.name] = (torch.as_tensor(actions), None, None, (None, None))
+        return out

@@ -1,0 +1,165 @@
+import dataclasses
+from typing import Literal
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings, strategies as st
+from hypothesis.extra.numpy import arrays
+
+from core.buffers import RolloutBuffer, compute_gae
+from core.checkpoint import load_checkpoint, save_checkpoint
+from core.config import from_dict, load_yaml, parse_overrides
+from core.errors import ConfigError
+from core.normalizers import RunningNormalizer
+from core.run_config import TrainConfig, resolve_config
+from marl.algos.mappo import MAPPOConfig
+
+
+@dataclasses.dataclass
+class Cfg:
+    lr: float = 1e-3
+    layers: tuple[int, ...] = (64, 64)
+    kind: Literal["a", "b"] = "a"
+    flag: bool = False
+    target: float | None = None
+
+
+def test_from_dict_validates_keys_and_types():
+    cfg = from_dict(Cfg, {"lr": 1, "layers": [32], "kind": "b", "target": 3})
+    assert cfg.lr == 1.0 and cfg.layers == (32,) and cfg.kind == "b" and cfg.target == 3.0
+    with pytest.raises(ConfigError, match=r"unknown key algo.lrr; valid keys: flag, kind, layers, lr, target"):
+        from_dict(Cfg, {"lrr": 1}, "algo")
+    with pytest.raises(ConfigError, match=r"algo.lr must be a number, got 'fast'"):
+        from_dict(Cfg, {"lr": "fast"}, "algo")
+    with pytest.raises(ConfigError, match=r"algo.flag must be true or false"):
+        from_dict(Cfg, {"flag": 1}, "algo")
+    with pytest.raises(ConfigError, match=r"algo.kind must be one of a, b"):
+        from_dict(Cfg, {"kind": "c"}, "algo")
+    with pytest.raises(ConfigError, match=r"algo.layers\[1\] must be an integer"):
+        from_dict(Cfg, {"layers": [1, "x"]}, "algo")
+
+
+def test_parse_overrides():
+    assert parse_overrides(["a.b=1", "a.c=x", "d=[1, 2]", "e=true", "f="]) == {
+        "a": {"b": 1, "c": "x"}, "d": [1, 2], "e": True, "f": ""}
+    with pytest.raises(ConfigError, match="not of the form key=value"):
+        parse_overrides(["oops"])
+
+
+def test_load_yaml_errors(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("algo: {lr: 1\n")
+    with pytest.raises(ConfigError, match=r"malformed YAML in .*bad.yaml \(line"):
+        load_yaml(bad)
+    with pytest.raises(ConfigError, match="config file not found"):
+        load_yaml(tmp_path / "missing.yaml")
+    listy = tmp_path / "list.yaml"
+    listy.write_text("- 1\n")
+    with pytest.raises(ConfigError, match="must hold a mapping"):
+        load_yaml(listy)
+
+
+def test_resolve_config_layers(tmp_path):
+    (tmp_path / "algos").mkdir()
+    (tmp_path / "algos" / "mappo.yaml").write_text("algo: {lr: 0.1, ppo_epochs: 3}\ntrain: {n_envs: 4}\n")
+    user = tmp_path / "user.yaml"
+    user.write_text("algo: {lr: 0.2}\nenv: {max_cycles: 50}\n")
+    train, algo, env = resolve_config("mappo", "mpe_x", MAPPOConfig, {"critic_input": "obs"}, str(user),
+                                      {"seed": 7, "steps": None}, ["ppo_epochs=5", "train.eval_episodes=4"],
+                                      config_dir=tmp_path)
+    assert (algo.lr, algo.ppo_epochs, algo.critic_input) == (0.2, 5, "obs")
+    assert (train.n_envs, train.seed, train.eval_episodes, train.steps) == (4, 7, 4, TrainConfig.steps)
+    assert env == {"max_cycles": 50}
+    with pytest.raises(ConfigError, match="unknown override key 'nope'"):
+        resolve_config("mappo", "x", MAPPOConfig, overrides=["nope=1"], config_dir=tmp_path)
+    user.write_text("algos: {}\n")
+    with pytest.raises(ConfigError, match="unknown section algos; valid sections: train, algo, env"):
+        resolve_config("mappo", "x", MAPPOConfig, config_file=str(user), config_dir=tmp_path)
+    with pytest.raises(ConfigError, match="train: n_envs must be at least 1"):
+        resolve_config("mappo", "x", MAPPOConfig, overrides=["train.n_envs=0"], config_dir=tmp_path)
+
+
+def naive_gae(rewards, values, next_values, continues, gamma, lam):
+    adv = np.zeros_like(rewards)
+    for idx in np.ndindex(rewards.shape[1:]):
+        running = 0.0
+        for t in reversed(range(rewards.shape[0])):
+            delta = rewards[(t, *idx)] + gamma * next_values[(t, *idx)] - values[(t, *idx)]
+            running = delta + gamma * lam * continues[(t, *idx)] * running
+            adv[(t, *idx)] = running
+    return adv
+
+
+def test_gae_hand_example():
+    # one env, three steps, episode ends (terminated) after step 1, new episode truncated after step 2
+    rewards = np.array([[1.0], [2.0], [3.0]])
+    values = np.array([[0.5], [1.0], [2.0]])
+    next_values = np.array([[1.0], [0.0], [4.0]])  # V(s1), terminated -> 0, truncated -> V(final)
+    continues = np.array([[1.0], [0.0], [0.0]])
+    adv, ret = compute_gae(rewards, values, next_values, continues, gamma=0.5, lam=0.5)
+    d2 = 3 + 0.5 * 4 - 2  # 3
+    d1 = 2 + 0 - 1  # 1
+    d0 = 1 + 0.5 * 1 - 0.5  # 1
+    np.testing.assert_allclose(adv[:, 0], [d0 + 0.25 * d1, d1, d2])
+    np.testing.assert_allclose(ret, adv + values)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(1, 6), st.integers(1, 3), st.floats(0, 1), st.floats(0, 1), st.integers(0, 10_000))
+def test_gae_matches_naive(t, e, gamma, lam, seed):
+    rng = np.random.default_rng(seed)
+    r, v, nv = (rng.normal(size=(t, e, 2)) for _ in range(3))
+    c = rng.integers(0, 2, (t, e, 2)).astype(float)
+    adv, _ = compute_gae(r, v, nv, c, gamma, lam)
+    np.testing.assert_allclose(adv, naive_gae(r, v, nv, c, gamma, lam), atol=1e-9)
+
+
+def test_rollout_buffer_add_and_overflow():
+    buf = RolloutBuffer(2, 3, {"x": ((2,), np.float32), "d": ((), bool)})
+    buf.add(x=np.ones((3, 2)), d=np.array([True, False, True]))
+    buf.add(x=np.full((3, 2), 2.0), d=np.zeros(3, bool))
+    assert buf.full and buf["x"][1, 0, 0] == 2.0 and buf["d"][0].tolist() == [True, False, True]
+    with pytest.raises(IndexError):
+        buf.add(x=np.zeros((3, 2)))
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(arrays(np.float64, st.tuples(st.integers(1, 20), st.just(2)),
+                       elements=st.floats(-100, 100)), min_size=1, max_size=5))
+def test_running_normalizer_matches_numpy(batches):
+    norm = RunningNormalizer(shape=(2,), eps=0.0)
+    norm.count.fill_(0.0)
+    for b in batches:
+        norm.update(torch.as_tensor(b))
+    all_x = np.concatenate(batches)
+    np.testing.assert_allclose(norm.mean.numpy(), all_x.mean(0), atol=1e-6)
+    np.testing.assert_allclose(norm.var.numpy(), all_x.var(0), atol=1e-5, rtol=1e-6)
+
+
+def test_normalizer_mask_and_roundtrip():
+    norm = RunningNormalizer()
+    x = torch.tensor([[1.0, 100.0], [3.0, -100.0]])
+    norm.update(x, mask=torch.tensor([[True, False], [True, False]]))
+    assert abs(float(norm.mean) - 2.0) < 1e-4
+    y = torch.tensor([5.0])
+    torch.testing.assert_close(norm.denormalize(norm.normalize(y)), y)
+
+
+def test_checkpoint_roundtrip_is_atomic_and_weights_only(tmp_path):
+    net = torch.nn.Linear(3, 2)
+    path = tmp_path / "ckpt"
+    save_checkpoint(path, {"net": net.state_dict()}, {"step": 5}, {"buf": np.arange(4)})
+    save_checkpoint(path, {"net": net.state_dict()}, {"step": 6})  # overwrite in place
+    torch.load(path / "tensors.pt", weights_only=True)
+    tensors, meta, arrays = load_checkpoint(path)
+    assert meta == {"step": 6} and arrays == {}
+    torch.testing.assert_close(tensors["net"]["weight"], net.weight.detach())
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ckpt"]  # no temp dirs left behind
+
+    class Boom:
+        pass
+    with pytest.raises(TypeError):
+        save_checkpoint(path, {}, {"bad": Boom()})
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ckpt"]
+    assert load_checkpoint(path)[1] == {"step": 6}
