@@ -119,7 +119,7 @@ class PeriodicEvaluation(Callback):
 
 
 class PeriodicCheckpoint(Callback):
-    """Saves a checkpoint every `interval` env steps (and at the end of training)."""
+    """Saves a checkpoint every `interval` env steps (the trainer saves one at the end of training)."""
 
     order = 80
 
@@ -134,9 +134,6 @@ class PeriodicCheckpoint(Callback):
         if self.interval > 0 and trainer.env_steps >= self._next:
             self._next = (trainer.env_steps // self.interval + 1) * self.interval
             trainer.save_checkpoint()
-
-    def on_train_end(self, trainer: Trainer) -> None:
-        trainer.save_checkpoint()
 
 
 class StopOnTarget(Callback):

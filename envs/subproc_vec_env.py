@@ -34,7 +34,8 @@ class SubprocVecEnv(VecEnv):
         self._closed = False
         ctx = mp.get_context(start_method)
         layout = array_layout(self.spec, self.n_envs)
-        raw = {k: ctx.RawArray("b", max(int(np.prod(shape)) * dtype.itemsize, 1)) for k, (shape, dtype) in layout.items()}
+        raw = {k: ctx.RawArray("b", max(int(np.prod(shape)) * dtype.itemsize, 1))
+               for k, (shape, dtype) in layout.items()}
         self.arrays = _views(raw, layout)
         self._actions = {g.name: self.arrays[f"actions/{g.name}"] for g in self.spec.groups}
         self._step = VecStep(self.spec, self.arrays)
@@ -52,7 +53,7 @@ class SubprocVecEnv(VecEnv):
 
     def reset(self, seed: int | None = None) -> VecStep:
         seed = self.default_seed if seed is None else seed
-        for i, conn in enumerate(self._conns):
+        for i in range(self.n_envs):
             self._send(i, ("reset", None if seed is None else seed + i))
         self._gather()
         return self._step

@@ -14,8 +14,6 @@ given in infos[agent]["action_mask"]), and the signal never equals the forbidden
 """
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 from gymnasium import spaces
 from pettingzoo import ParallelEnv
@@ -28,18 +26,18 @@ class SignalGame(ParallelEnv):
         self.possible_agents = [f"player_{i}" for i in range(n_agents)]
         self.agents: list[str] = []
         self.n_signals, self.max_steps = n_signals, max_steps
+        self._obs_space = spaces.Box(0.0, 1.0, (n_signals,), np.float32)
+        self._action_space = spaces.Discrete(n_signals)
         self._rng = np.random.default_rng()
         self._t = 0
         self._signal = 0
         self._forbidden = 0
 
-    @functools.lru_cache(maxsize=None)
     def observation_space(self, agent: str) -> spaces.Box:
-        return spaces.Box(0.0, 1.0, (self.n_signals,), np.float32)
+        return self._obs_space
 
-    @functools.lru_cache(maxsize=None)
     def action_space(self, agent: str) -> spaces.Discrete:
-        return spaces.Discrete(self.n_signals)
+        return self._action_space
 
     def state(self) -> np.ndarray:
         out = np.zeros(2 * self.n_signals, np.float32)

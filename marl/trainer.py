@@ -5,7 +5,6 @@ import time
 from pathlib import Path
 from typing import Any, Iterable
 
-import numpy as np
 import torch
 
 from core.builtin_callbacks import MetricsLogger, PeriodicCheckpoint, PeriodicEvaluation, ProgressBar, StopOnTarget
@@ -37,6 +36,8 @@ class MarlTrainer:
         self.updates = 0
         self.stop_reason: str | None = None
         self.last_eval: dict[str, float] = {}
+        self._last_eval_step = -1
+        self._last_checkpoint: tuple[int, Path] | None = None
         self.wall_s = 0.0
         entry = get_algo(algo)
         device = _device(train.device)
@@ -72,14 +73,18 @@ class MarlTrainer:
     def evaluate(self) -> dict[str, float]:
         self.last_eval = evaluate(self.agent, self.eval_env, self.train_cfg.eval_episodes,
                                   seed=self.train_cfg.seed + EVAL_SEED_OFFSET)
+        self._last_eval_step = self.env_steps
         return self.last_eval
 
     def save_checkpoint(self) -> Path:
+        if self._last_checkpoint and self._last_checkpoint[0] == self.env_steps:
+            return self._last_checkpoint[1]
         tensors = {"agent": self.agent.state_dict(), "torch_rng": torch.get_rng_state()}
         meta = {"algo": self.algo_name, "env": self.env_name, "env_steps": self.env_steps, "updates": self.updates,
                 "config": {"train": to_dict(self.train_cfg), "algo": to_dict(self.algo_cfg), "env": self.env_kwargs},
                 "rng": rng_state(self.np_rng)}
         path = save_checkpoint(self.run_dir / "checkpoints" / f"step-{self.env_steps:09d}", tensors, meta)
+        self._last_checkpoint = (self.env_steps, path)
         self.callbacks.on_checkpoint(self, path)
         return path
 
@@ -103,7 +108,9 @@ class MarlTrainer:
             self.callbacks.on_train_end(self)
             raise
         self.wall_s = time.perf_counter() - start
-        self.callbacks.on_eval_end(self, self.evaluate())
+        if self._last_eval_step != self.env_steps:
+            self.callbacks.on_eval_end(self, self.evaluate())
+        self.save_checkpoint()
         self.callbacks.on_train_end(self)
         steps = self.env_steps - start_steps
         return {

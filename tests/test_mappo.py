@@ -8,8 +8,7 @@ import envs
 from marl.algos.mappo import MAPPO, MAPPOConfig
 from marl.distributions import MaskedCategorical
 from marl.evaluation import RandomAgent, evaluate
-from marl.onpolicy import OnPolicyRunner
-from tests.toy_envs import make_death_env
+from marl.onpolicy import OnPolicyCollector, OnPolicyRunner
 
 torch.set_num_threads(1)
 
@@ -81,37 +80,31 @@ def test_box_actions_on_continuous_mpe():
 
 
 def test_dead_agents_do_not_contribute_to_losses():
-    """Changing what a dead agent's slot holds (obs, action, logp) must not change the loss."""
+    """Changing what a dead agent's slot holds (obs, logp, advantage, return) must not change the loss."""
     venv = envs.make_vec("tests.toy_envs:make_death_env", n_envs=2, seed=0, lifetimes=(1, 6), max_steps=6)
-    agent = MAPPO(venv.spec, MAPPOConfig(rollout_steps=6, ppo_epochs=1))
-    from marl.onpolicy import OnPolicyCollector
+    agent = MAPPO(venv.spec, MAPPOConfig(rollout_steps=6, ppo_epochs=1, value_norm=False, advantage_norm=False))
     batch = OnPolicyCollector(agent, venv, 6, 0.99, 0.95, seed=0).collect(lambda s: None)
     gb = batch.groups["unit"]
     dead = ~gb.alive
-    assert dead.any()
+    assert dead.any() and gb.alive.any()
 
-    def loss(b):
-        from marl.algos.mappo import _chunks
-        data = {"unit": {"obs": b.obs[None].flatten(1, 2), "avail": b.avail[None].flatten(1, 2),
-                         "actions": b.actions[None].flatten(1, 2), "logp": b.logp[None].flatten(1, 2),
-                         "values": b.values[None].flatten(1, 2), "returns": b.returns[None].flatten(1, 2),
-                         "adv": b.advantages[None].flatten(1, 2), "mask": b.alive[None].flatten(1, 2),
-                         "h_actor": b.h_actor.flatten(0, 1), "h_critic": b.h_critic.flatten(0, 1)}}
-        return agent._minibatch_loss(data, _chunks(batch.state, 1), _chunks(batch.starts, 1))["total"]
+    def loss():
+        return float(agent._minibatch_loss(*agent._prepare(batch))["total"].detach())
 
-    base = float(loss(gb).detach())
+    base = loss()
     gb.obs[dead] = 123.0
     gb.logp[dead] = -50.0
     gb.advantages[dead] = 1e6
     gb.returns[dead] = -1e6
-    assert float(loss(gb).detach()) == pytest.approx(base, rel=1e-6)
+    assert loss() == pytest.approx(base, rel=1e-6)
+    gb.advantages[~dead] += 1.0  # a change to a live agent's data does move the loss
+    assert loss() != pytest.approx(base, rel=1e-6)
 
 
 def test_truncated_episodes_bootstrap_and_terminated_do_not():
     """Agent i gets reward i + t at step t; gamma 0.5, lambda 1: returns show whether V(final) was used."""
     venv = envs.make_vec("tests.toy_envs:make_death_env", n_envs=1, seed=0, lifetimes=(2, 100), max_steps=3)
     agent = MAPPO(venv.spec, MAPPOConfig(rollout_steps=3, gamma=0.5, gae_lambda=1.0, value_norm=False))
-    from marl.onpolicy import OnPolicyCollector
     collector = OnPolicyCollector(agent, venv, 3, 0.5, 1.0, seed=0)
     agent.value = lambda group, obs, state, h, starts: torch.full((obs.shape[0], 2), 8.0)  # V(final) = 8
     batch = collector.collect(lambda s: None)
@@ -120,3 +113,12 @@ def test_truncated_episodes_bootstrap_and_terminated_do_not():
     assert ret[1, 0].item() == pytest.approx(2.0) and ret[0, 0].item() == pytest.approx(2.0)
     # unit_1 (reward 4 at t=3) is truncated after step 3 and bootstraps: G2 = 4 + 0.5*8
     assert ret[2, 1].item() == pytest.approx(4.0 + 4.0)
+
+
+@pytest.mark.parametrize("algo", ["mappo", "ippo"])
+def test_learns_mpe_simple_spread_on_a_small_budget(algo, tmp_path):
+    """40k env steps with the tuned settings: seeds 0-2 reach -57..-63; the random policy scores -73.6."""
+    from marl.cli import run
+    summary = run(["--algo", algo, "--env", "mpe_simple_spread", "--steps", "40000", "--seed", "1", "--no-progress",
+                   "--logdir", str(tmp_path), "train.eval_interval=0"])
+    assert summary["eval_return_mean"] > -66.0, summary

@@ -1,7 +1,6 @@
 """Small deterministic PettingZoo envs for tests: scripted deaths, masks, termination and truncation."""
 from __future__ import annotations
 
-import functools
 import os
 
 import numpy as np
@@ -28,12 +27,12 @@ class DeathEnv(ParallelEnv):
         self.t = 0
         self.offset = 0.0
 
-    @functools.lru_cache(maxsize=None)
-    def observation_space(self, agent):
-        return spaces.Dict({"observation": spaces.Box(-1e6, 1e6, (3,), np.float32),
-                            "action_mask": spaces.Box(0, 1, (3,), np.int8)})
+    OBS_SPACE = spaces.Dict({"observation": spaces.Box(-1e6, 1e6, (3,), np.float32),
+                             "action_mask": spaces.Box(0, 1, (3,), np.int8)})
 
-    @functools.lru_cache(maxsize=None)
+    def observation_space(self, agent):
+        return self.OBS_SPACE
+
     def action_space(self, agent):
         return spaces.Discrete(3)
 

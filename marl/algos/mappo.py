@@ -170,36 +170,12 @@ class MAPPO:
     def update(self, batch: RolloutBatch) -> dict[str, float]:
         """PPO epochs over the rollout; returns loss/... metrics."""
         cfg = self.cfg
-        chunk = cfg.chunk_len if self.recurrent else 1
-        data = {}
-        for g in self.spec.groups:
-            gb = batch.groups[g.name]
-            returns = gb.returns
-            adv = gb.advantages
-            mask = gb.alive
-            if cfg.value_norm:
-                self.value_norm[g.name].update(returns, mask)
-                returns = self.value_norm[g.name].normalize(returns)
-            if cfg.advantage_norm:
-                valid = adv[mask]
-                if valid.numel() > 1:
-                    adv = (adv - valid.mean()) / (valid.std() + 1e-8)
-            data[g.name] = {
-                "obs": gb.obs, "avail": gb.avail, "actions": gb.actions, "logp": gb.logp, "values": gb.values,
-                "returns": returns.float(), "adv": adv.float(), "mask": mask, "h_actor": gb.h_actor,
-                "h_critic": gb.h_critic,
-            }
-        starts = _chunks(batch.starts, chunk)
-        state = _chunks(batch.state, chunk)
-        data = {g: {k: (None if v is None else (_chunks(v, chunk) if not k.startswith("h_") else _chunk_starts(v, chunk)))
-                    for k, v in d.items()} for g, d in data.items()}
-        n_seq = starts.shape[1]
+        data, state, starts = self._prepare(batch)
         stats: dict[str, list[float]] = {}
         for _ in range(cfg.ppo_epochs):
-            for idx in torch.randperm(n_seq, device=self.device).chunk(cfg.num_minibatches):
-                losses = self._minibatch_loss({g: {k: (None if v is None else (v[idx] if k.startswith("h_") else v[:, idx]))
-                                                   for k, v in d.items()} for g, d in data.items()},
-                                              state[:, idx], starts[:, idx])
+            for idx in torch.randperm(starts.shape[1], device=self.device).chunk(cfg.num_minibatches):
+                minibatch = {g: _select_sequences(d, idx) for g, d in data.items()}
+                losses = self._minibatch_loss(minibatch, state[:, idx], starts[:, idx])
                 self.optimizer.zero_grad(set_to_none=True)
                 losses["total"].backward()
                 stats.setdefault("loss/grad_norm_actor", []).append(
@@ -211,6 +187,30 @@ class MAPPO:
                     if key != "total":
                         stats.setdefault(f"loss/{key}", []).append(float(value))
         return {k: float(np.mean(v)) for k, v in stats.items()}
+
+    def _prepare(self, batch: RolloutBatch) -> tuple[dict[str, dict], torch.Tensor, torch.Tensor]:
+        """Normalise targets and advantages (updating the value normaliser), then cut the rollout into
+        training sequences: per group a dict of step tensors [L, N, ...] and initial hidden states [N, ...],
+        plus state [L, N, ...] and starts [L, N]. L = chunk_len for GRUs, 1 for MLPs."""
+        cfg = self.cfg
+        length = cfg.chunk_len if self.recurrent else 1
+        data = {}
+        for g in self.spec.groups:
+            gb = batch.groups[g.name]
+            returns, adv, mask = gb.returns, gb.advantages, gb.alive
+            if cfg.value_norm:
+                self.value_norm[g.name].update(returns, mask)
+                returns = self.value_norm[g.name].normalize(returns)
+            if cfg.advantage_norm:
+                valid = adv[mask]
+                if valid.numel() > 1:
+                    adv = (adv - valid.mean()) / (valid.std() + 1e-8)
+            steps = {"obs": gb.obs, "avail": gb.avail, "actions": gb.actions, "logp": gb.logp, "values": gb.values,
+                     "returns": returns.float(), "adv": adv.float(), "mask": mask}
+            data[g.name] = {k: None if v is None else _chunks(v, length) for k, v in steps.items()}
+            data[g.name]["h_actor"] = _chunk_starts(gb.h_actor, length)
+            data[g.name]["h_critic"] = _chunk_starts(gb.h_critic, length)
+        return data, _chunks(batch.state, length), _chunks(batch.starts, length)
 
     def _minibatch_loss(self, data: dict, state: torch.Tensor, starts: torch.Tensor) -> dict[str, torch.Tensor]:
         cfg = self.cfg
@@ -270,6 +270,11 @@ def _chunks(x: torch.Tensor, length: int) -> torch.Tensor:
     """[T, E, ...] -> [length, (T // length) * E, ...]: sequences of `length` consecutive steps."""
     t, e = x.shape[:2]
     return x.reshape(t // length, length, e, *x.shape[2:]).transpose(0, 1).reshape(length, (t // length) * e, *x.shape[2:])
+
+
+def _select_sequences(data: dict, idx: torch.Tensor) -> dict:
+    """Sequences `idx` of one group's prepared data (hidden states are [N, ...], the rest [L, N, ...])."""
+    return {k: None if v is None else (v[idx] if k.startswith("h_") else v[:, idx]) for k, v in data.items()}
 
 
 def _chunk_starts(h: torch.Tensor, length: int) -> torch.Tensor:

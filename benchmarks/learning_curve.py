@@ -1,0 +1,57 @@
+"""Learning curve of one training run next to the random policy, as a Markdown table.
+
+    python benchmarks/learning_curve.py --algo mappo --env mpe_simple_spread --steps 300000 --seed 0
+
+Trains through the CLI (so defaults and configs are exactly what users get), then reads eval/... rows
+from the run's metrics.csv. The random policy is evaluated on the same eval envs and seeds.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import envs  # noqa: E402
+from marl.cli import run  # noqa: E402
+from marl.evaluation import RandomAgent, evaluate  # noqa: E402
+from marl.trainer import EVAL_SEED_OFFSET  # noqa: E402
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--algo", required=True)
+    p.add_argument("--env", required=True)
+    p.add_argument("--steps", type=int, required=True)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--logdir", default="runs/benchmarks")
+    p.add_argument("overrides", nargs="*")
+    args = p.parse_args()
+    summary = run(["--algo", args.algo, "--env", args.env, "--steps", str(args.steps), "--seed", str(args.seed),
+                   "--logdir", args.logdir, "--no-progress", *args.overrides])
+    run_dir = Path(summary["run_dir"])
+    config = __import__("yaml").safe_load((run_dir / "config.yaml").read_text())
+    eval_env = envs.make_vec(args.env, min(config["train"]["eval_envs"], config["train"]["eval_episodes"]),
+                             **config["env"])
+    random = evaluate(RandomAgent(eval_env.spec, seed=args.seed), eval_env, config["train"]["eval_episodes"],
+                      seed=args.seed + EVAL_SEED_OFFSET)
+    rows: dict[int, dict[str, str]] = {}
+    with (run_dir / "metrics.csv").open() as f:
+        for row in csv.DictReader(f):
+            if row["tag"] in ("eval/return_mean", "eval/win_rate"):
+                rows.setdefault(int(row["step"]), {"wall_s": row["wall_s"]})[row["tag"]] = row["value"]
+    print(f"\n{args.algo} on {args.env}, seed {args.seed}, {config['train']['eval_episodes']} greedy eval episodes")
+    print("| env steps | wall s | eval return | eval win rate |\n|---|---|---|---|")
+    for step, row in sorted(rows.items()):
+        win = row.get("eval/win_rate")
+        print(f"| {step:,} | {float(row['wall_s']):.0f} | {float(row['eval/return_mean']):.2f} | "
+              f"{'-' if win is None else f'{float(win):.2f}'} |")
+    win = random.get("eval/win_rate")
+    print(f"| random policy | - | {random['eval/return_mean']:.2f} | {'-' if win is None else f'{win:.2f}'} |")
+    print(f"final_eval_return={summary['eval_return_mean']:.3f} random_return={random['eval/return_mean']:.3f}")
+
+
+if __name__ == "__main__":
+    main()
