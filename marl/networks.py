@@ -29,7 +29,10 @@ class MultiLinear(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if self.n_heads == 1:
             return x @ self.weight[0] + self.bias[0]
-        return (x.unsqueeze(-2) @ self.weight).squeeze(-2) + self.bias
+        lead = x.shape[:-2]
+        per_head = x.reshape(-1, self.n_heads, x.shape[-1]).transpose(0, 1)  # [H, N, in]
+        out = torch.baddbmm(self.bias[:, None, :], per_head, self.weight)  # one batched GEMM over heads
+        return out.transpose(0, 1).reshape(*lead, self.n_heads, -1)
 
 
 class MultiGRUCell(nn.Module):
