@@ -99,40 +99,44 @@ class MetricsLogger(Callback):
         self.logger.flush()
 
 
-class PeriodicEvaluation(Callback):
+class _Periodic(Callback):
+    """Base for callbacks that act once each time env steps pass a multiple of `interval` (0 = never)."""
+
+    def __init__(self, interval: int) -> None:
+        self.interval = interval
+        self._period = 0
+
+    def on_train_start(self, trainer: Trainer) -> None:
+        self._period = trainer.env_steps // self.interval if self.interval > 0 else 0
+
+    def _due(self, env_steps: int) -> bool:
+        if self.interval <= 0 or env_steps // self.interval <= self._period:
+            return False
+        self._period = env_steps // self.interval
+        return True
+
+
+class PeriodicEvaluation(_Periodic):
     """Runs `trainer.evaluate()` every `interval` env steps and reports it through `on_eval_end`."""
 
     order = 20
 
     def __init__(self, interval: int, dispatch: Callback) -> None:
-        self.interval = interval
+        super().__init__(interval)
         self.dispatch = dispatch
-        self._next = interval
-
-    def on_train_start(self, trainer: Trainer) -> None:
-        self._next = (trainer.env_steps // self.interval + 1) * self.interval
 
     def on_update_end(self, trainer: Trainer, metrics: Mapping[str, float]) -> None:
-        if self.interval > 0 and trainer.env_steps >= self._next:
-            self._next = (trainer.env_steps // self.interval + 1) * self.interval
+        if self._due(trainer.env_steps):
             self.dispatch.on_eval_end(trainer, trainer.evaluate())
 
 
-class PeriodicCheckpoint(Callback):
+class PeriodicCheckpoint(_Periodic):
     """Saves a checkpoint every `interval` env steps (the trainer saves one at the end of training)."""
 
     order = 80
 
-    def __init__(self, interval: int) -> None:
-        self.interval = interval
-        self._next = interval
-
-    def on_train_start(self, trainer: Trainer) -> None:
-        self._next = (trainer.env_steps // self.interval + 1) * self.interval if self.interval > 0 else 0
-
     def on_update_end(self, trainer: Trainer, metrics: Mapping[str, float]) -> None:
-        if self.interval > 0 and trainer.env_steps >= self._next:
-            self._next = (trainer.env_steps // self.interval + 1) * self.interval
+        if self._due(trainer.env_steps):
             trainer.save_checkpoint()
 
 
