@@ -76,31 +76,37 @@ class PettingZooAdapter:
         return tuple(np.asarray(self._state_fn()).shape)
 
     # -- writing rows ---------------------------------------------------------------------------------
-    def reset(self, seed: int | None, row: Mapping[str, np.ndarray]) -> None:
-        obs, infos = self.env.reset(seed=seed)
-        self._ep_return, self._ep_length = 0.0, 0
-        self._write_obs(obs, infos, set(self.env.agents), row, prefix="")
-        row["terminated"][...] = False
-        row["truncated"][...] = False
-        for g in self.spec.groups:
-            row[f"rewards/{g.name}"][...] = 0.0
+    def bind(self, row: Mapping[str, np.ndarray]) -> None:
+        """Attach this env to its row of the vector env's arrays; per-agent views are resolved once here."""
+        self._row = row
+        self._views = {p: _RowViews(self.spec, row, p) for p in ("", "final_")}
+        self._actions = {a: (row[f"actions/{g}"], i) for a, (g, i) in self._slots.items()}
+        self._rewards = {a: (row[f"rewards/{g}"], i) for a, (g, i) in self._slots.items()}
+        self._reward_rows = [row[f"rewards/{g.name}"] for g in self.spec.groups]
 
-    def step(self, row: Mapping[str, np.ndarray]) -> None:
+    def reset(self, seed: int | None) -> None:
+        self._start_episode(seed)
+        self._row["terminated"][...] = False
+        self._row["truncated"][...] = False
+        for rewards in self._reward_rows:
+            rewards[...] = 0.0
+
+    def step(self) -> None:
+        row = self._row
         actions = {}
         for agent in self.env.agents:
-            g, i = self._slots[agent]
-            value = row[f"actions/{g}"][i]
-            if self._discrete[g]:
-                actions[agent] = int(value)
-            else:
+            array, i = self._actions[agent]
+            if agent in self._low_high:
                 low, high = self._low_high[agent]
-                actions[agent] = np.clip(value, low, high)
+                actions[agent] = np.clip(array[i], low, high)
+            else:
+                actions[agent] = int(array[i])
         obs, rewards, terms, truncs, infos = self.env.step(actions)
-        for g in self.spec.groups:
-            row[f"rewards/{g.name}"][...] = 0.0
+        for array in self._reward_rows:
+            array[...] = 0.0
         for agent, reward in rewards.items():
-            g, i = self._slots[agent]
-            row[f"rewards/{g}"][i] = reward
+            array, i = self._rewards[agent]
+            array[i] = reward
         self._ep_return += float(sum(rewards.values()))
         self._ep_length += 1
         finished = {a for a in obs if terms.get(a, False) or truncs.get(a, False)}
@@ -110,48 +116,68 @@ class PettingZooAdapter:
         row["terminated"][...] = terminated
         row["truncated"][...] = ended and not terminated
         if not ended:
-            self._write_obs(obs, infos, live, row, prefix="")
+            self._write_obs(obs, infos, live, self._views[""])
             return
         still_alive = {a for a in obs if not terms.get(a, False)}
-        self._write_obs(obs, infos, still_alive, row, prefix="final_")
+        self._write_obs(obs, infos, still_alive, self._views["final_"])
         row["episode_return"][...] = self._ep_return
         row["episode_length"][...] = self._ep_length
         row["episode_won"][...] = _won(infos)
-        obs, infos = self.env.reset()
-        self._ep_return, self._ep_length = 0.0, 0
-        self._write_obs(obs, infos, set(self.env.agents), row, prefix="")
+        self._start_episode(None)
 
-    def _write_obs(self, obs: Mapping[str, Any], infos: Mapping[str, Any], alive: set[str],
-                   row: Mapping[str, np.ndarray], prefix: str) -> None:
-        """Fill obs/alive (and avail, state) for every slot; `prefix` "final_" writes the final_* arrays."""
-        for g in self.spec.groups:
-            row[f"{prefix}obs/{g.name}"][...] = 0.0
-            row[f"{prefix}alive/{g.name}"][...] = False
-            if not prefix and g.discrete:
-                avail = row[f"avail/{g.name}"]
-                avail[...] = False
-                avail[:, self.noop_action] = True
+    def _start_episode(self, seed: int | None) -> None:
+        obs, infos = self.env.reset(seed=seed)
+        self._ep_return, self._ep_length = 0.0, 0
+        self._write_obs(obs, infos, set(self.env.agents), self._views[""])
+
+    def _write_obs(self, obs: Mapping[str, Any], infos: Mapping[str, Any], alive: set[str], views: "_RowViews") -> None:
+        """Fill obs, alive, avail (not for final_*) and state of every slot from one PettingZoo result."""
+        views.clear(self.noop_action)
         for agent, value in obs.items():
             if agent not in alive:
                 continue
-            g, i = self._slots[agent]
             mask = None
             if agent in self._masked_obs:
                 mask, value = value["action_mask"], value["observation"]
             elif isinstance(infos.get(agent), Mapping):
                 mask = infos[agent].get("action_mask")
-            row[f"{prefix}obs/{g}"][i] = value
-            row[f"{prefix}alive/{g}"][i] = True
-            if not prefix and self._discrete[g]:
-                row[f"avail/{g}"][i] = True if mask is None else np.asarray(mask, dtype=bool)
-        state = row[f"{prefix}state"]
+            views.obs[agent][...] = value
+            alive_row, i = views.alive[agent]
+            alive_row[i] = True
+            avail = views.avail.get(agent)
+            if avail is not None:
+                avail[...] = True if mask is None else np.asarray(mask, dtype=bool)
         if self._state_fn is not None:
-            state[...] = self._state_fn()
+            views.state[...] = self._state_fn()
         else:
-            state[...] = np.concatenate([row[f"{prefix}obs/{g.name}"].reshape(-1) for g in self.spec.groups])
+            views.state[...] = np.concatenate([o.reshape(-1) for o in views.group_obs])
 
     def close(self) -> None:
         self.env.close()
+
+
+class _RowViews:
+    """Views of one env's row for one prefix ("" = current, "final_" = end of episode), per agent."""
+
+    def __init__(self, spec: EnvSpec, row: Mapping[str, np.ndarray], prefix: str) -> None:
+        slots = spec.agent_slots
+        self.group_obs = [row[f"{prefix}obs/{g.name}"] for g in spec.groups]
+        self.group_alive = [row[f"{prefix}alive/{g.name}"] for g in spec.groups]
+        self.group_avail = [] if prefix else [row[f"avail/{g.name}"] for g in spec.groups if g.discrete]
+        self.obs = {a: row[f"{prefix}obs/{g}"][i] for a, (g, i) in slots.items()}
+        self.alive = {a: (row[f"{prefix}alive/{g}"], i) for a, (g, i) in slots.items()}
+        self.avail = {} if prefix else {a: row[f"avail/{g}"][i] for a, (g, i) in slots.items() if f"avail/{g}" in row}
+        self.state = row[f"{prefix}state"]
+
+    def clear(self, noop_action: int) -> None:
+        """Every slot dead: zero obs, not alive, only the no-op available."""
+        for obs in self.group_obs:
+            obs[...] = 0.0
+        for alive in self.group_alive:
+            alive[...] = False
+        for avail in self.group_avail:
+            avail[...] = False
+            avail[:, noop_action] = True
 
 
 def _won(infos: Mapping[str, Any]) -> float:

@@ -138,15 +138,15 @@ def _worker(index: int, factory: Callable[[], object], name: str, raw: Mapping[s
     """Worker loop: build the env, then serve reset/step/close commands until told to stop."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is handled by the parent, which closes us
     try:
-        row = row_views(_views(raw, layout), index)
         adapter = PettingZooAdapter(factory(), name=name)
+        adapter.bind(row_views(_views(raw, layout), index))
         conn.send(("ok", None))
         while True:
             command, arg = conn.recv()
             if command == "step":
-                adapter.step(row)
+                adapter.step()
             elif command == "reset":
-                adapter.reset(arg, row)
+                adapter.reset(arg)
             elif command == "close":
                 adapter.close()
                 return

@@ -23,20 +23,21 @@ class SyncVecEnv(VecEnv):
         self.n_envs = len(self.adapters)
         self.default_seed = seed
         self.arrays = allocate(array_layout(self.spec, self.n_envs))
-        self._rows = [row_views(self.arrays, i) for i in range(self.n_envs)]
+        for i, adapter in enumerate(self.adapters):
+            adapter.bind(row_views(self.arrays, i))
         self._actions = {g.name: self.arrays[f"actions/{g.name}"] for g in self.spec.groups}
         self._step = VecStep(self.spec, self.arrays)
 
     def reset(self, seed: int | None = None) -> VecStep:
         seed = self.default_seed if seed is None else seed
-        for i, (adapter, row) in enumerate(zip(self.adapters, self._rows)):
-            adapter.reset(None if seed is None else seed + i, row)
+        for i, adapter in enumerate(self.adapters):
+            adapter.reset(None if seed is None else seed + i)
         return self._step
 
     def step(self, actions: Mapping[str, np.ndarray]) -> VecStep:
         self.group_actions(actions, self._actions)
-        for adapter, row in zip(self.adapters, self._rows):
-            adapter.step(row)
+        for adapter in self.adapters:
+            adapter.step()
         return self._step
 
     def close(self) -> None:

@@ -13,7 +13,7 @@ class MaskedCategorical:
     def __init__(self, logits: torch.Tensor, avail: torch.Tensor | None) -> None:
         if avail is not None:
             logits = logits.masked_fill(~avail, MASKED_LOGIT)
-        self.dist = Categorical(logits=logits)
+        self.dist = Categorical(logits=logits, validate_args=False)
 
     def sample(self) -> torch.Tensor:
         return self.dist.sample()
@@ -32,7 +32,7 @@ class DiagGaussian:
     """Independent Gaussians per action dimension; log-probs and entropy are summed over dimensions."""
 
     def __init__(self, mean: torch.Tensor, log_std: torch.Tensor) -> None:
-        self.dist = Normal(mean, log_std.exp().expand_as(mean))
+        self.dist = Normal(mean, log_std.exp().expand_as(mean), validate_args=False)
 
     def sample(self) -> torch.Tensor:
         return self.dist.sample()

@@ -46,6 +46,7 @@ def test_truncation_gives_final_obs_and_auto_resets_in_the_same_step():
         assert not step.done.any()
     step = venv.step(zero_actions(venv))
     assert step.truncated[0] and not step.terminated[0]
+    np.testing.assert_array_equal(step.group_rewards["unit"][0], [0, 0, 8])  # the last step's rewards survive
     # final obs belong to the ended episode (t=6); returned obs to the new one (t=0)
     assert step.final_obs["unit_2"][0, 1] == 6 and step.obs["unit_2"][0, 1] == 0
     np.testing.assert_array_equal([step.final_group_alive["unit"][0]], [[False, False, True]])
