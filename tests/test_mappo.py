@@ -124,3 +124,16 @@ def test_learns_mpe_simple_spread_on_a_small_budget(algo, tmp_path):
                    "--logdir", str(tmp_path), "train.eval_interval=0", "rollout_steps=50", "lr=0.002",
                    "critic_lr=0.002"])
     assert summary["eval_return_mean"] > -66.0, summary
+
+
+def test_gru_state_is_reset_at_episode_starts():
+    from marl.networks import AgentNet
+    torch.manual_seed(0)
+    net = AgentNet(1, 4, 3, (8,), recurrent=True, rnn_hidden=6)
+    x = torch.randn(2, 5, 2, 4)  # [L, B, agents, features]
+    h0 = torch.randn(5, 2, 6)
+    out, _ = net(x, h0, torch.tensor([[False] * 5, [True] * 5]))
+    fresh, _ = net(x[1:], torch.zeros(5, 2, 6), None)
+    torch.testing.assert_close(out[1], fresh[0])
+    carried, _ = net(x, h0, None)
+    assert not torch.allclose(carried[1], fresh[0])

@@ -166,3 +166,17 @@ def test_mpe_spread_shapes_and_state():
     assert step.group_obs["agent"].shape == (2, 3, 18) and step.state.shape == (2, 54)
     hetero = envs.make_vec("mpe_simple_speaker_listener", n_envs=1)
     assert [g.name for g in hetero.spec.groups] == ["speaker", "listener"]
+
+
+def make_aec_spread():
+    from mpe2 import simple_spread_v3
+    return simple_spread_v3.env(max_cycles=5)
+
+
+def test_aec_envs_are_converted_to_parallel():
+    venv = SyncVecEnv([make_aec_spread], name="aec")
+    step = venv.reset(seed=0)
+    assert step.group_obs["agent"].shape == (1, 3, 18)
+    for _ in range(5):
+        step = venv.step({"agent": np.zeros((1, 3), np.int64)})
+    assert step.truncated[0] and step.episode_length[0] == 5
