@@ -160,5 +160,10 @@ class OnPolicyRunner:
         self.agent = agent
         self.collector = OnPolicyCollector(agent, env, cfg.rollout_steps, cfg.gamma, cfg.gae_lambda, seed)
 
+    @property
+    def steps_per_iteration(self) -> int:
+        """Env steps one iteration takes (rollout_steps x n_envs)."""
+        return self.collector.n_steps * self.collector.env.n_envs
+
     def iteration(self, on_step: Callable[[VecStep], None]) -> dict[str, float]:
         return self.agent.update(self.collector.collect(on_step))

@@ -51,6 +51,8 @@ class MarlTrainer:
             if resume is not None:
                 self._restore(resume)
             self.runner = entry.runner_class(self.agent, self.env, seed=train.seed + self.env_steps)
+            per_iteration = self.runner.steps_per_iteration  # the budget is rounded up to whole iterations
+            self.total_steps = -(-train.steps // per_iteration) * per_iteration
         except BaseException:
             self.close()
             raise
