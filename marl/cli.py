@@ -10,6 +10,9 @@ from pathlib import Path
 from core.callbacks import load_callback
 from core.errors import EnvWorkerError, UserError
 from core.run_config import make_run_dir, resolve_config
+from envs.registry import resolve
+from marl.algos import get_algo
+from marl.trainer import MarlTrainer
 
 EPILOG = """\
 overrides: key=value pairs after the flags set any config value, e.g. algo.lr=3e-4 train.eval_interval=5000
@@ -48,11 +51,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 def run(argv: list[str] | None = None) -> dict:
     """Parse arguments, train, and return the run summary (raises UserError on bad input)."""
-    import envs  # noqa: F401  (registers built-in envs)
-    from envs.registry import resolve
-    from marl.algos import get_algo
-    from marl.trainer import MarlTrainer
-
     args = build_parser().parse_intermixed_args(argv)
     entry = get_algo(args.algo)
     resolve(args.env)
