@@ -1,0 +1,285 @@
+"""Batched battle dynamics for SMAC scenarios: n_envs battles of one map advanced by whole-batch numpy calls.
+
+Arrays are shaped [n_envs, n_units] with allies first (agent ids 0..A-1) and enemies after. One agent step
+runs 8 ticks of 1/16 normal-speed second (SMAC's step_mul=8). Every tick each unit closes on its target or
+goal, fires when its weapon is ready and in reach, and regenerates; every `SENSE_EVERY` ticks the pairwise
+view is refreshed: enemy target selection (attack-move AI) and collision push-apart. There is no Python loop
+over envs or units.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from envs.smac.maps import MAP_SIZE, SMACMap
+from envs.smac.units import (
+    MEDIVAC_ENERGY_REGEN, MEDIVAC_HP_PER_ENERGY, MEDIVAC_MAX_ENERGY, MEDIVAC_START_ENERGY, SHIELD_REGEN_DELAY,
+    SHIELD_REGEN_PER_SECOND, UnitTable,
+)
+
+TICKS_PER_STEP = 8
+SENSE_EVERY = 4  # ticks between target re-selection and collision resolution
+DT = 1.0 / 16.0
+MOVE_AMOUNT = 2.0
+SCAN_RANGE = 5.0  # enemy auto-acquire range
+MOVE_DIRECTIONS = np.array([[0.0, 1.0], [0.0, -1.0], [1.0, 0.0], [-1.0, 0.0]])  # N, S, E, W
+N_NON_ATTACK_ACTIONS = 6  # no-op, stop, 4 moves
+FAR = 1e9
+
+
+class Battle:
+    """State and dynamics of `n_envs` battles on `smac_map`; see module docstring."""
+
+    def __init__(self, smac_map: SMACMap, n_envs: int, rng: np.random.Generator) -> None:
+        self.map = smac_map
+        self.n_envs = n_envs
+        self.rng = rng
+        self.n_agents, self.n_enemies = smac_map.n_agents, smac_map.n_enemies
+        self.names = smac_map.ally_names + smac_map.enemy_names
+        self.n_units = n_units = len(self.names)
+        self.table = t = UnitTable.build(self.names, DT)
+        self.is_ally = np.arange(n_units) < self.n_agents
+        padded = np.zeros((MAP_SIZE + 2, MAP_SIZE + 2), bool)
+        padded[1:-1, 1:-1] = smac_map.pathing()
+        self._walk = padded.ravel()  # cell (cx, cy) -> index (cx + 1) * (MAP_SIZE + 2) + cy + 1
+        self.reach = t.range[:, None] + t.radius[:, None] + t.radius[None, :]  # weapon reach i -> j
+        self.enemy_of = self.is_ally[:, None] != self.is_ally[None, :]
+        self.has_shields = bool((t.shield > 0).any())
+        self.has_splash = bool(t.is_line_splash.any())
+        self.has_suicide = bool(t.is_suicide.any())
+        self.has_medivac = bool(t.is_medivac.any())
+        self.has_regen = bool((t.regen_per_tick > 0).any())
+        ground = ~t.is_medivac
+        self.collide = ground[:, None] & ground[None, :] & ~np.eye(n_units, dtype=bool)
+        self.radius_sum = t.radius[:, None] + t.radius[None, :]
+        self.spawn = self._spawn_layout()
+        shape = (n_envs, n_units)
+        self.x, self.y = np.zeros(shape), np.zeros(shape)
+        self.hp, self.shield, self.energy = np.zeros(shape), np.zeros(shape), np.zeros(shape)
+        self.cooldown, self.shield_delay = np.zeros(shape), np.zeros(shape)
+        self.alive = np.zeros(shape, bool)
+        self.ai_target = np.full(shape, -1)
+        self.steps = np.zeros(n_envs, np.int64)
+        self._envs = np.arange(n_envs)[:, None]
+        self._flat_base = self._envs * n_units
+        self._units = np.arange(n_units)
+
+    @property
+    def pos(self) -> np.ndarray:
+        """Positions [n_envs, n_units, 2]."""
+        return np.stack([self.x, self.y], axis=-1)
+
+    # -- episodes ---------------------------------------------------------------------------------------
+    def _spawn_layout(self) -> np.ndarray:
+        """Starting positions [n_units, 2]: each side packed in a square grid around its spawn point."""
+        m, t = self.map, self.table
+        positions = np.zeros((self.n_units, 2))
+        for side, units in enumerate((np.flatnonzero(self.is_ally), np.flatnonzero(~self.is_ally))):
+            groups: dict[tuple[float, float], list[int]] = {}
+            for u in units:
+                point = m.spawn_by_type.get(self.names[u], (m.ally_spawn, m.enemy_spawn))[side]
+                groups.setdefault(tuple(point), []).append(int(u))
+            for point, members in groups.items():
+                cols = int(np.ceil(np.sqrt(len(members))))
+                gap = 2 * t.radius[members].max() + 0.05
+                for k, u in enumerate(members):
+                    col, row = divmod(k, cols)
+                    offset = np.array([col - (cols - 1) / 2, row - (cols - 1) / 2]) * gap
+                    positions[u] = np.array(point) + (offset if side == 0 else -offset)
+        return positions
+
+    def reset(self, mask: np.ndarray) -> None:
+        """Start new episodes in the envs where `mask` is true."""
+        idx = np.flatnonzero(mask)
+        if idx.size == 0:
+            return
+        t = self.table
+        jitter = self.rng.uniform(-0.1, 0.1, (idx.size, self.n_units, 2))
+        self.x[idx] = self.spawn[:, 0] + jitter[..., 0]
+        self.y[idx] = self.spawn[:, 1] + jitter[..., 1]
+        self.hp[idx] = t.hp
+        self.shield[idx] = t.shield
+        self.energy[idx] = np.where(t.is_medivac, MEDIVAC_START_ENERGY, 0.0)
+        self.cooldown[idx] = self.rng.uniform(0, 1, (idx.size, self.n_units))
+        self.shield_delay[idx] = 0.0
+        self.alive[idx] = True
+        self.ai_target[idx] = -1
+        self.steps[idx] = 0
+
+    # -- one agent step -------------------------------------------------------------------------------
+    def step(self, actions: np.ndarray) -> None:
+        """Advance every env by one agent step given ally actions [n_envs, n_agents] (already validated)."""
+        a, shape = self.n_agents, (self.n_envs, self.n_units)
+        attack = actions >= N_NON_ATTACK_ACTIONS
+        j = actions - N_NON_ATTACK_ACTIONS
+        ally_target = np.full(shape, -1)
+        ally_target[:, :a] = np.where(attack, np.where(self.table.is_medivac[:a], j, j + a), -1)
+        moving = (actions >= 2) & ~attack
+        direction = MOVE_DIRECTIONS[np.clip(actions - 2, 0, 3)]
+        goal_x, goal_y = np.empty(shape), np.empty(shape)
+        goal_x[:, :a] = self.x[:, :a] + MOVE_AMOUNT * direction[..., 0]
+        goal_y[:, :a] = self.y[:, :a] + MOVE_AMOUNT * direction[..., 1]
+        goal_x[:, a:], goal_y[:, a:] = self.map.attack_point
+        has_goal = np.ones(shape, bool)
+        has_goal[:, :a] = moving
+        for tick in range(TICKS_PER_STEP):
+            if tick % SENSE_EVERY == 0:
+                self._sense(ally_target)
+            self._tick(np.where(ally_target >= 0, ally_target, self.ai_target), goal_x, goal_y, has_goal)
+        self.steps += 1
+
+    def _sense(self, ally_target: np.ndarray) -> None:
+        """Pairwise refresh: collision push-apart, then enemy target selection."""
+        dx = self.x[:, None, :] - self.x[:, :, None]  # [B, i, j] = x_j - x_i
+        dy = self.y[:, None, :] - self.y[:, :, None]
+        dist = np.sqrt(dx * dx + dy * dy)
+        overlap = self.radius_sum - dist
+        pairs = (overlap > 0) & self.collide & self.alive[:, :, None] & self.alive[:, None, :]
+        if pairs.any():
+            w = np.where(pairs, 0.5 * overlap / np.maximum(dist, 1e-6), 0.0)
+            self._place(self.x - (w * dx).sum(2), self.y - (w * dy).sum(2))
+        self._enemy_ai(dist, ally_target)
+
+    def _enemy_ai(self, dist: np.ndarray, ally_target: np.ndarray) -> None:
+        """Attack-move AI (SMAC_SPEC §5.5/5.7): keep a live target that is in reach or attacking us, else
+        acquire the nearest ally within scan range or attacking us (medivacs last). Enemy medivacs follow
+        the most damaged friendly unit."""
+        a, envs, t = self.n_agents, self._envs, self.table
+        to_ally = dist[:, a:, :a]  # [B, E, A]
+        attacked_by = ally_target[:, None, :a] == self._units[None, a:, None]
+        current = self.ai_target[:, a:]
+        cidx = np.maximum(current, 0)
+        d_cur = np.take_along_axis(to_ally, cidx[..., None], axis=2)[..., 0]
+        keep = (current >= 0) & self.alive[envs, cidx] & (
+            (d_cur <= self.reach[a:][np.arange(self.n_enemies), cidx])
+            | np.take_along_axis(attacked_by, cidx[..., None], axis=2)[..., 0])
+        candidate = self.alive[:, None, :a] & ((to_ally < SCAN_RANGE + t.radius[:a]) | attacked_by)
+        score = np.where(candidate, to_ally + np.where(t.is_medivac[:a], 100.0, 0.0), FAR)
+        best = score.argmin(axis=2)
+        found = np.take_along_axis(score, best[..., None], axis=2)[..., 0] < FAR
+        chosen = np.where(keep, current, np.where(found, best, -1))
+        if self.has_medivac:
+            frac = np.where(self.alive[:, a:] & ~t.is_medivac[a:], self.hp[:, a:] / t.hp[a:], FAR)
+            chosen = np.where(t.is_medivac[a:], frac.argmin(axis=1)[:, None] + a, chosen)
+        self.ai_target[:, a:] = chosen
+
+    def _tick(self, target: np.ndarray, goal_x: np.ndarray, goal_y: np.ndarray, has_goal: np.ndarray) -> None:
+        t, envs = self.table, self._envs
+        tidx = np.maximum(target, 0)
+        has_target = (target >= 0) & self.alive & self.alive[envs, tidx]
+        tx, ty = self.x[envs, tidx], self.y[envs, tidx]
+        ddx, ddy = tx - self.x, ty - self.y
+        d_target = np.sqrt(ddx * ddx + ddy * ddy)
+        reach = self.reach[self._units, tidx]
+        in_range = has_target & (d_target <= reach)
+        # move: chase a target out of reach, else head for the goal (move order / attack-move point)
+        chase = has_target & ~in_range
+        dest_x = np.where(chase, tx, goal_x)
+        dest_y = np.where(chase, ty, goal_y)
+        mx, my = dest_x - self.x, dest_y - self.y
+        length = np.sqrt(mx * mx + my * my)
+        wants = self.alive & (chase | (~has_target & has_goal))
+        step = np.clip(length - np.where(chase, reach, 0.0), 0.0, t.speed_per_tick) * wants / np.maximum(length, 1e-9)
+        self._place(self.x + mx * step, self.y + my * step)
+        # fire (or heal) when in reach and ready
+        ready = in_range & (self.cooldown <= 0)
+        if self.has_medivac:
+            self._heal(ready & t.is_medivac, tidx)
+            ready &= ~t.is_medivac
+        if ready.any():
+            self._attack(ready, tidx)
+        self._regenerate()
+
+    def _place(self, new_x: np.ndarray, new_y: np.ndarray) -> None:
+        """Move to (new_x, new_y) where walkable; blocked units slide along x or y, else stay."""
+        ok = self.walkable(new_x, new_y)
+        if ok.all():
+            self.x, self.y = new_x, new_y
+            return
+        slide_x = ~ok & self.walkable(new_x, self.y)
+        slide_y = ~ok & ~slide_x & self.walkable(self.x, new_y)
+        self.x = np.where(ok | slide_x, new_x, self.x)
+        self.y = np.where(ok | slide_y, new_y, self.y)
+
+    def walkable(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """Whether points lie on walkable in-bounds cells (out of bounds is not walkable)."""
+        cx = np.clip(np.floor(x) + 1, 0, MAP_SIZE + 1)
+        cy = np.clip(np.floor(y) + 1, 0, MAP_SIZE + 1)
+        return self._walk[(cx * (MAP_SIZE + 2) + cy).astype(np.int64)]
+
+    def _attack(self, fire: np.ndarray, tidx: np.ndarray) -> None:
+        t, size = self.table, self.n_envs * self.n_units
+        per_hit = np.where(t.armored[tidx], t.damage_vs_armored,
+                           np.where(t.light[tidx], t.damage_vs_light, t.damage_vs_other))
+        direct = fire & ~t.is_suicide
+        flat = (self._flat_base + tidx)[direct]
+        hits = t.attacks * direct
+        total = np.bincount(flat, (per_hit * hits)[direct], size).reshape(fire.shape)
+        n_hits = np.bincount(flat, hits[direct], size).reshape(fire.shape)
+        if self.has_splash or self.has_suicide:
+            splash_dmg, splash_hits = self._splash(fire, tidx)
+            total += splash_dmg
+            n_hits += splash_hits
+        self._apply_damage(total, n_hits)
+        self.cooldown = np.where(fire, t.cooldown_ticks + self.rng.uniform(0, 1, fire.shape), self.cooldown)
+        if self.has_suicide:
+            boom = fire & t.is_suicide
+            self.hp[boom] = 0.0
+            self.alive &= ~boom
+
+    def _splash(self, fire: np.ndarray, tidx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Colossus beam (enemies within splash_radius of the primary target, primary excluded) and baneling
+        explosions (enemies within splash_radius of the baneling): damage [B, U] and hit counts [B, U]."""
+        t, envs = self.table, self._envs
+        line = fire & t.is_line_splash
+        boom = fire & t.is_suicide
+        cx = np.where(line, self.x[envs, tidx], self.x)  # blast centre: the target (beam) or self (baneling)
+        cy = np.where(line, self.y[envs, tidx], self.y)
+        dx = self.x[:, None, :] - cx[:, :, None]
+        dy = self.y[:, None, :] - cy[:, :, None]
+        d = np.sqrt(dx * dx + dy * dy)  # [B, attacker, victim]
+        victims = self.enemy_of[None] & self.alive[:, None, :]
+        radius = t.splash_radius[None, :, None]
+        hit = (line[..., None] & (d < radius) & (self._units[None, None, :] != tidx[..., None])) \
+            | (boom[..., None] & (d < radius + t.radius[None, None, :]))
+        hit &= victims
+        per_hit = np.where(t.light[None, None, :], t.damage_vs_light[None, :, None], t.damage_vs_other[None, :, None])
+        hits = hit * t.attacks[None, :, None]
+        return (per_hit * hits).sum(1), hits.sum(1)
+
+    def _apply_damage(self, total: np.ndarray, n_hits: np.ndarray) -> None:
+        """Shields absorb first; each hit that reaches hp is reduced by armor (SMAC_SPEC §5.2)."""
+        hit = total > 0
+        absorbed = np.minimum(self.shield, total)
+        overflow = total - absorbed
+        hits_on_hp = n_hits * overflow / np.maximum(total, 1e-9)
+        self.shield -= absorbed
+        self.hp -= np.maximum(overflow - self.table.armor * hits_on_hp, 0.0)
+        self.shield_delay = np.where(hit, SHIELD_REGEN_DELAY / DT, self.shield_delay)
+        died = self.alive & (self.hp <= 0)
+        if died.any():
+            self.hp[died] = 0.0
+            self.shield[died] = 0.0
+            self.alive &= ~died
+
+    def _heal(self, healing: np.ndarray, tidx: np.ndarray) -> None:
+        if not healing.any():
+            return
+        t, envs = self.table, self._envs
+        missing = t.hp[tidx] - self.hp[envs, tidx]
+        amount = np.clip(np.minimum(t.heal_per_tick, self.energy * MEDIVAC_HP_PER_ENERGY), 0.0, missing) * healing
+        flat = (self._flat_base + tidx).ravel()
+        self.hp += np.bincount(flat, amount.ravel(), self.n_envs * self.n_units).reshape(self.hp.shape)
+        self.energy -= amount / MEDIVAC_HP_PER_ENERGY
+
+    def _regenerate(self) -> None:
+        t = self.table
+        self.cooldown -= 1.0
+        if self.has_shields:
+            regen = self.alive & (self.shield_delay <= 0)
+            self.shield = np.where(regen, np.minimum(self.shield + SHIELD_REGEN_PER_SECOND * DT, t.shield), self.shield)
+            self.shield_delay -= 1.0
+        if self.has_medivac:
+            self.energy = np.where(self.alive & t.is_medivac,
+                                   np.minimum(self.energy + MEDIVAC_ENERGY_REGEN * DT, MEDIVAC_MAX_ENERGY), self.energy)
+        if self.has_regen:
+            self.hp = np.where(self.alive, np.minimum(self.hp + t.regen_per_tick, t.hp), self.hp)

@@ -1,0 +1,129 @@
+"""Episode logic shared by every face of the simulator: rewards, battle end, timeouts, last actions.
+
+`SMACBatch` owns a Battle and its Features; it does not auto-reset (the vector env does that).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from envs.smac.battle import Battle
+from envs.smac.features import FeatureFlags, Features
+from envs.smac.maps import SMACMap
+
+
+@dataclass(frozen=True)
+class RewardConfig:
+    """SMAC's reward flags (SMAC_SPEC.md §4)."""
+
+    reward_sparse: bool = False
+    reward_only_positive: bool = True
+    reward_death_value: float = 10.0
+    reward_win: float = 200.0
+    reward_defeat: float = 0.0
+    reward_negative_scale: float = 0.5
+    reward_scale: bool = True
+    reward_scale_rate: float = 20.0
+
+
+@dataclass
+class StepOutcome:
+    reward: np.ndarray  # [B] team reward
+    ended: np.ndarray  # [B] battle over (win, loss or draw)
+    timeout: np.ndarray  # [B] episode limit reached without an end
+    won: np.ndarray  # [B]
+    dead_allies: np.ndarray
+    dead_enemies: np.ndarray
+
+
+class SMACBatch:
+    """n_envs SMAC episodes of one map: step with validated actions, observe, reset chosen envs."""
+
+    def __init__(self, smac_map: SMACMap, n_envs: int, seed: int | None = None,
+                 flags: FeatureFlags = FeatureFlags(), rewards: RewardConfig = RewardConfig(),
+                 episode_limit: int | None = None) -> None:
+        self.map = smac_map
+        self.n_envs = n_envs
+        self.rng = np.random.default_rng(seed)
+        self.battle = Battle(smac_map, n_envs, self.rng)
+        self.features = Features(self.battle, flags)
+        self.rewards = rewards
+        self.limit = episode_limit or smac_map.limit
+        self.n_agents, self.n_enemies = smac_map.n_agents, smac_map.n_enemies
+        self.n_actions = self.features.n_actions
+        self.last_action = np.zeros((n_envs, self.n_agents, self.n_actions), np.float32)
+        t = self.battle.table
+        enemy = slice(self.n_agents, None)
+        self.max_reward = self.n_enemies * rewards.reward_death_value + rewards.reward_win \
+            + float((t.hp[enemy] + t.shield[enemy]).sum())
+        self.all = np.arange(n_envs)
+
+    def seed(self, seed: int | None) -> None:
+        self.rng = np.random.default_rng(seed)
+        self.battle.rng = self.rng
+
+    def reset(self, mask: np.ndarray) -> None:
+        self.battle.reset(mask)
+        self.last_action[mask] = 0.0
+
+    def step(self, actions: np.ndarray) -> StepOutcome:
+        """Advance every env one agent step; `actions` [n_envs, n_agents] must be available actions."""
+        b, a, cfg = self.battle, self.n_agents, self.rewards
+        prev_alive = b.alive.copy()
+        prev_hs = b.hp + b.shield
+        self.last_action[...] = 0.0
+        np.put_along_axis(self.last_action, actions[..., None], 1.0, axis=2)
+        b.step(actions)
+        died = prev_alive & ~b.alive
+        dead_allies = died[:, :a].sum(1)
+        dead_enemies = died[:, a:].sum(1)
+        allies_left, enemies_left = self._fighting(b.alive[:, :a], a=True), self._fighting(b.alive[:, a:], a=False)
+        won = allies_left & ~enemies_left
+        lost = ~allies_left & enemies_left
+        ended = ~(allies_left & enemies_left)
+        timeout = ~ended & (b.steps >= self.limit)
+        if cfg.reward_sparse:
+            reward = won.astype(np.float64) - lost
+        else:
+            damage = prev_hs - (b.hp + b.shield)
+            delta_enemy = (damage[:, a:] * prev_alive[:, a:]).sum(1)
+            delta_deaths = cfg.reward_death_value * dead_enemies
+            if cfg.reward_only_positive:
+                reward = np.abs(delta_enemy + delta_deaths)
+            else:
+                delta_ally = cfg.reward_negative_scale * (damage[:, :a] * prev_alive[:, :a]).sum(1)
+                reward = delta_enemy + delta_deaths - delta_ally \
+                    - cfg.reward_death_value * cfg.reward_negative_scale * dead_allies
+            reward = reward + cfg.reward_win * won + cfg.reward_defeat * lost
+            if cfg.reward_scale:
+                reward = reward / (self.max_reward / cfg.reward_scale_rate)
+        return StepOutcome(reward, ended, timeout, won, dead_allies, dead_enemies)
+
+    def _fighting(self, alive: np.ndarray, a: bool) -> np.ndarray:
+        """A side is still in the fight if any unit lives (on MMM maps, medivacs alone do not count)."""
+        side = slice(None, self.n_agents) if a else slice(self.n_agents, None)
+        medivac = self.battle.table.is_medivac[side]
+        return (alive & ~medivac).any(1) if medivac.any() else alive.any(1)
+
+    def observe(self, idx: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(obs [n, A, obs], state [n, state], avail [n, A, n_actions]) for envs `idx` (default: all)."""
+        idx = self.all if idx is None else idx
+        f = self.features
+        avail = f.avail(idx)
+        last = self.last_action[idx]
+        obs = f.obs(idx, avail, last, self.battle.steps, self.limit)
+        state = f.state(idx, obs, last, self.battle.steps, self.limit)
+        return obs, state, avail
+
+    def check_actions(self, actions: np.ndarray, avail: np.ndarray) -> None:
+        """Raise ValueError naming the first unavailable action (SMAC asserts the same)."""
+        if actions.shape != (self.n_envs, self.n_agents):
+            raise ValueError(f"expected actions of shape ({self.n_envs}, {self.n_agents}), got {actions.shape}")
+        if (actions < 0).any() or (actions >= self.n_actions).any():
+            raise ValueError(f"actions must lie in [0, {self.n_actions}); got {actions.min()}..{actions.max()}")
+        ok = np.take_along_axis(avail, actions[..., None], axis=2)[..., 0]
+        if not ok.all():
+            env, agent = map(int, np.argwhere(~ok)[0])
+            raise ValueError(f"agent {agent} cannot perform action {int(actions[env, agent])} in env {env}; "
+                             f"available: {np.flatnonzero(avail[env, agent]).tolist()}")

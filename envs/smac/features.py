@@ -1,0 +1,200 @@
+"""SMAC observations, global state and available actions, bit-for-bit in SMAC's layout (SMAC_SPEC.md §2-3).
+
+All functions are vectorised over envs (an optional index array selects a subset) and agents.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from envs.smac.battle import MOVE_DIRECTIONS, N_NON_ATTACK_ACTIONS, Battle
+from envs.smac.maps import MAP_SIZE
+
+SIGHT_RANGE = 9.0
+SHOOT_RANGE = 6.0
+
+
+@dataclass(frozen=True)
+class FeatureFlags:
+    """The subset of SMAC's constructor flags that shape observations and state."""
+
+    obs_all_health: bool = True
+    obs_own_health: bool = True
+    obs_last_action: bool = False
+    obs_timestep_number: bool = False
+    state_last_action: bool = True
+    state_timestep_number: bool = False
+    obs_instead_of_state: bool = False
+
+
+class Features:
+    """Computes obs [n, A, obs_size], state [n, state_size] and avail [n, A, n_actions] from a Battle."""
+
+    def __init__(self, battle: Battle, flags: FeatureFlags) -> None:
+        self.b = battle
+        self.flags = flags
+        m = battle.map
+        self.n_agents, self.n_enemies = battle.n_agents, battle.n_enemies
+        self.n_actions = N_NON_ATTACK_ACTIONS + self.n_enemies
+        self.bits = m.unit_type_bits
+        self.ally_shield = int(m.ally_race == "P")
+        self.enemy_shield = int(m.enemy_race == "P")
+        ally_ids, enemy_ids = m.type_ids()
+        self.onehot = np.zeros((battle.n_units, self.bits))
+        for u, name in enumerate(battle.names):
+            ids = ally_ids if u < self.n_agents else enemy_ids
+            if self.bits:
+                self.onehot[u, ids[name]] = 1.0
+        health = flags.obs_all_health
+        own_health = flags.obs_own_health or health
+        self.nf_en = 4 + (1 + self.enemy_shield if health else 0) + self.bits
+        self.nf_al = 4 + (1 + self.ally_shield if health else 0) + self.bits + (self.n_actions if flags.obs_last_action else 0)
+        self.nf_own = (1 + self.ally_shield if own_health else 0) + self.bits
+        self.obs_size = 4 + self.n_enemies * self.nf_en + (self.n_agents - 1) * self.nf_al + self.nf_own \
+            + int(flags.obs_timestep_number)
+        self.nf_al_state = 4 + self.ally_shield + self.bits
+        self.nf_en_state = 3 + self.enemy_shield + self.bits
+        if flags.obs_instead_of_state:
+            self.state_size = self.obs_size * self.n_agents
+        else:
+            self.state_size = self.n_agents * self.nf_al_state + self.n_enemies * self.nf_en_state \
+                + (self.n_agents * self.n_actions if flags.state_last_action else 0) + int(flags.state_timestep_number)
+        a = self.n_agents
+        self.others = np.array([[k for k in range(a) if k != i] for i in range(a)], dtype=np.int64).reshape(a, a - 1)
+        t = battle.table
+        self.max_hp = t.hp
+        self.max_shield = np.maximum(t.shield, 1.0)
+        self.is_medivac = t.is_medivac
+
+    # -- actions ----------------------------------------------------------------------------------------
+    def can_move(self, idx: np.ndarray) -> np.ndarray:
+        """[n, A, 4]: moving N/S/E/W lands on a walkable in-bounds cell (SMAC's can_move, move_amount/2 = 1)."""
+        x, y = self.b.x[idx, : self.n_agents, None], self.b.y[idx, : self.n_agents, None]
+        return self.b.walkable(x + MOVE_DIRECTIONS[:, 0], y + MOVE_DIRECTIONS[:, 1])
+
+    def avail(self, idx: np.ndarray) -> np.ndarray:
+        b, a = self.b, self.n_agents
+        alive = b.alive[idx, :a]
+        out = np.zeros((len(idx), a, self.n_actions), bool)
+        out[:, :, 0] = ~alive
+        out[:, :, 1] = alive
+        out[:, :, 2:6] = self.can_move(idx) & alive[..., None]
+        dist = self._dist(idx)  # [n, A, U]
+        enemy_ok = b.alive[idx, None, a:] & (dist[:, :, a:] <= SHOOT_RANGE)
+        if self.is_medivac[:a].any():
+            ally_ok = b.alive[idx, None, :a] & ~self.is_medivac[None, None, :a] & (dist[:, :, :a] <= SHOOT_RANGE)
+            heal = np.zeros_like(enemy_ok)
+            width = min(a, self.n_enemies)
+            heal[:, :, :width] = ally_ok[:, :, :width]
+            enemy_ok = np.where(self.is_medivac[None, :a, None], heal, enemy_ok)
+        out[:, :, N_NON_ATTACK_ACTIONS:] = enemy_ok & alive[..., None]
+        return out
+
+    def _dist(self, idx: np.ndarray) -> np.ndarray:
+        pos = self.b.pos[idx]
+        rel = pos[:, None, :, :] - pos[:, : self.n_agents, None, :]
+        return np.sqrt((rel ** 2).sum(-1))
+
+    # -- observations -----------------------------------------------------------------------------------
+    def obs(self, idx: np.ndarray, avail: np.ndarray, last_action: np.ndarray, steps: np.ndarray, limit: int
+            ) -> np.ndarray:
+        b, a, flags = self.b, self.n_agents, self.flags
+        n = len(idx)
+        pos = b.pos[idx]
+        alive = b.alive[idx]
+        rel = (pos[:, None, :, :] - pos[:, :a, None, :]) / SIGHT_RANGE  # [n, A, U, 2]
+        dist = np.sqrt((rel ** 2).sum(-1))  # in sight-range units
+        visible = alive[:, None, :] & (dist < 1.0) & alive[:, :a, None]
+        health = b.hp[idx] / self.max_hp
+        shield = b.shield[idx] / self.max_shield
+        out = np.zeros((n, a, self.obs_size), np.float32)
+        out[:, :, :4] = avail[:, :, 2:6]
+        col = 4
+        # enemies
+        en = np.zeros((n, a, self.n_enemies, self.nf_en))
+        en[..., 0] = avail[:, :, N_NON_ATTACK_ACTIONS:]
+        en[..., 1] = dist[:, :, a:]
+        en[..., 2:4] = rel[:, :, a:]
+        k = 4
+        if flags.obs_all_health:
+            en[..., k] = health[:, None, a:]
+            k += 1
+            if self.enemy_shield:
+                en[..., k] = shield[:, None, a:]
+                k += 1
+        en[..., k:k + self.bits] = self.onehot[a:]
+        en *= visible[:, :, a:, None]
+        out[:, :, col:col + self.n_enemies * self.nf_en] = en.reshape(n, a, -1)
+        col += self.n_enemies * self.nf_en
+        # allies (other agents in id order)
+        al = np.zeros((n, a, a, self.nf_al))
+        al[..., 0] = 1.0
+        al[..., 1] = dist[:, :, :a]
+        al[..., 2:4] = rel[:, :, :a]
+        k = 4
+        if flags.obs_all_health:
+            al[..., k] = health[:, None, :a]
+            k += 1
+            if self.ally_shield:
+                al[..., k] = shield[:, None, :a]
+                k += 1
+        al[..., k:k + self.bits] = self.onehot[:a]
+        k += self.bits
+        if flags.obs_last_action:
+            al[..., k:k + self.n_actions] = last_action[:, None, :, :]
+        al *= visible[:, :, :a, None]
+        others = al[:, np.arange(a)[:, None], self.others]  # [n, A, A-1, nf]
+        out[:, :, col:col + (a - 1) * self.nf_al] = others.reshape(n, a, -1)
+        col += (a - 1) * self.nf_al
+        # own features
+        if flags.obs_own_health or flags.obs_all_health:
+            out[:, :, col] = health[:, :a]
+            col += 1
+            if self.ally_shield:
+                out[:, :, col] = shield[:, :a]
+                col += 1
+        out[:, :, col:col + self.bits] = self.onehot[:a]
+        col += self.bits
+        if flags.obs_timestep_number:
+            out[:, :, col] = (steps[idx] / limit)[:, None]
+        out *= alive[:, :a, None]
+        return out
+
+    def state(self, idx: np.ndarray, obs: np.ndarray, last_action: np.ndarray, steps: np.ndarray, limit: int
+              ) -> np.ndarray:
+        flags = self.flags
+        if flags.obs_instead_of_state:
+            return obs.reshape(len(idx), -1)
+        b, a, t = self.b, self.n_agents, self.b.table
+        n = len(idx)
+        alive = b.alive[idx]
+        centre = (b.pos[idx] - MAP_SIZE / 2) / MAP_SIZE
+        health = b.hp[idx] / self.max_hp
+        shield = b.shield[idx] / self.max_shield
+        cooldown = np.where(self.is_medivac, b.energy[idx] / 200.0, np.maximum(b.cooldown[idx], 0.0) / t.obs_max_cooldown)
+        al = np.zeros((n, a, self.nf_al_state))
+        al[..., 0] = health[:, :a]
+        al[..., 1] = cooldown[:, :a]
+        al[..., 2:4] = centre[:, :a]
+        k = 4
+        if self.ally_shield:
+            al[..., k] = shield[:, :a]
+            k += 1
+        al[..., k:] = self.onehot[:a]
+        al *= alive[:, :a, None]
+        en = np.zeros((n, self.n_enemies, self.nf_en_state))
+        en[..., 0] = health[:, a:]
+        en[..., 1:3] = centre[:, a:]
+        k = 3
+        if self.enemy_shield:
+            en[..., k] = shield[:, a:]
+            k += 1
+        en[..., k:] = self.onehot[a:]
+        en *= alive[:, a:, None]
+        parts = [al.reshape(n, -1), en.reshape(n, -1)]
+        if flags.state_last_action:
+            parts.append(last_action.reshape(n, -1))
+        if flags.state_timestep_number:
+            parts.append((steps[idx] / limit)[:, None])
+        return np.concatenate(parts, axis=1).astype(np.float32)
