@@ -22,16 +22,22 @@ VEC_KINDS = ("sync", "subproc")
 class EnvEntry:
     factory: Callable[..., Any]
     defaults: dict[str, Any] = field(default_factory=dict)
+    vec_factory: Callable[..., VecEnv] | None = None  # natively batched: vec_factory(n_envs=, seed=, **kw)
 
 
 _REGISTRY: dict[str, EnvEntry] = {}
 
 
-def register(name: str, factory: Callable[..., Any], **defaults: Any) -> None:
-    """Register `factory` under `name`; `defaults` are keyword arguments that `make` overrides."""
+def register(name: str, factory: Callable[..., Any], vec_factory: Callable[..., VecEnv] | None = None,
+             **defaults: Any) -> None:
+    """Register `factory` under `name`; `defaults` are keyword arguments that `make` overrides.
+
+    `vec_factory(n_envs=..., seed=..., **kwargs)`, if given, builds a natively batched VecEnv that
+    `make_vec` uses instead of wrapping copies of `factory` (the `vec` kind is then irrelevant).
+    """
     if not callable(factory):
         raise TypeError(f"factory for {name!r} is not callable")
-    _REGISTRY[name] = EnvEntry(factory, dict(defaults))
+    _REGISTRY[name] = EnvEntry(factory, dict(defaults), vec_factory)
 
 
 def registered_names() -> list[str]:
@@ -75,6 +81,11 @@ def make_vec(name: str, n_envs: int = 1, vec: str = "sync", seed: int | None = N
         raise UserError(f"n_envs must be at least 1, got {n_envs}")
     if vec not in VEC_KINDS:
         raise UserError(f"unknown vec kind {vec!r}; valid: {', '.join(VEC_KINDS)}")
+    entry = resolve(name)
+    if entry.vec_factory is not None:
+        kwargs = {**entry.defaults, **overrides}
+        _check_kwargs(name, entry.factory, kwargs)
+        return entry.vec_factory(n_envs=n_envs, seed=seed, name=name, **kwargs)
     factory = env_factory(name, **overrides)
     cls = SyncVecEnv if vec == "sync" else SubprocVecEnv
     return cls([factory] * n_envs, name=name, seed=seed)

@@ -1,8 +1,21 @@
 """Built-in StarCraft II micromanagement simulator (no SC2 binary needed): `smac_<map>` envs.
 
-    venv = envs.make_vec("smac_3m", n_envs=256)   # natively batched vector env
+Three faces of one simulator:
+    envs.make_vec("smac_3m", n_envs=256)          # natively batched vector env (what the trainers use)
+    envs.make("smac_3m")                           # PettingZoo ParallelEnv
+    from envs.smac import StarCraft2Env           # drop-in for smac.env.StarCraft2Env
 """
+import functools
+
+from envs.registry import register
+from envs.smac.heuristic import HeuristicPolicy
 from envs.smac.maps import MAPS, SMACMap, get_map
+from envs.smac.pettingzoo_env import SMACParallelEnv
+from envs.smac.starcraft2_env import StarCraft2Env
 from envs.smac.vec_env import SMACVecEnv
 
-__all__ = ["MAPS", "SMACMap", "SMACVecEnv", "get_map"]
+for _name in MAPS:
+    register(f"smac_{_name}", functools.partial(SMACParallelEnv, _name),
+             vec_factory=functools.partial(SMACVecEnv, _name))
+
+__all__ = ["MAPS", "HeuristicPolicy", "SMACMap", "SMACParallelEnv", "SMACVecEnv", "StarCraft2Env", "get_map"]

@@ -1,6 +1,7 @@
 """Batched battle dynamics for SMAC scenarios: n_envs battles of one map advanced by whole-batch numpy calls.
 
-Arrays are shaped [n_envs, n_units] with allies first (agent ids 0..A-1) and enemies after. One agent step
+Arrays are shaped [n_envs, n_units] with allies first (agent ids 0..A-1) and enemies after; positions are
+complex numbers (x + iy), so a distance is one `abs` and a displacement one multiplication. One agent step
 runs 8 ticks of 1/16 normal-speed second (SMAC's step_mul=8). Every tick each unit closes on its target or
 goal, fires when its weapon is ready and in reach, and regenerates; every `SENSE_EVERY` ticks the pairwise
 view is refreshed: enemy target selection (attack-move AI) and collision push-apart. There is no Python loop
@@ -22,6 +23,7 @@ DT = 1.0 / 16.0
 MOVE_AMOUNT = 2.0
 SCAN_RANGE = 5.0  # enemy auto-acquire range
 MOVE_DIRECTIONS = np.array([[0.0, 1.0], [0.0, -1.0], [1.0, 0.0], [-1.0, 0.0]])  # N, S, E, W
+MOVE_STEPS = MOVE_DIRECTIONS @ np.array([1, 1j])
 N_NON_ATTACK_ACTIONS = 6  # no-op, stop, 4 moves
 FAR = 1e9
 
@@ -51,13 +53,18 @@ class Battle:
         ground = ~t.is_medivac
         self.collide = ground[:, None] & ground[None, :] & ~np.eye(n_units, dtype=bool)
         self.radius_sum = t.radius[:, None] + t.radius[None, :]
+        # damage per attack of unit i on unit j (bonus included) and the number of attacks
+        self.hit_damage = np.where(t.armored[None, :], t.damage_vs_armored[:, None],
+                                   np.where(t.light[None, :], t.damage_vs_light[:, None], t.damage_vs_other[:, None]))
+        self.volley = self.hit_damage * t.attacks[:, None]
         self.spawn = self._spawn_layout()
         shape = (n_envs, n_units)
-        self.x, self.y = np.zeros(shape), np.zeros(shape)
+        self.z = np.zeros(shape, complex)
         self.hp, self.shield, self.energy = np.zeros(shape), np.zeros(shape), np.zeros(shape)
         self.cooldown, self.shield_delay = np.zeros(shape), np.zeros(shape)
         self.alive = np.zeros(shape, bool)
         self.ai_target = np.full(shape, -1)
+        self.last_target = np.full(shape, -1)  # what each unit attacked/healed in the last step (rendering)
         self.steps = np.zeros(n_envs, np.int64)
         self._envs = np.arange(n_envs)[:, None]
         self._flat_base = self._envs * n_units
@@ -66,7 +73,7 @@ class Battle:
     @property
     def pos(self) -> np.ndarray:
         """Positions [n_envs, n_units, 2]."""
-        return np.stack([self.x, self.y], axis=-1)
+        return np.stack([self.z.real, self.z.imag], axis=-1)
 
     # -- episodes ---------------------------------------------------------------------------------------
     def _spawn_layout(self) -> np.ndarray:
@@ -93,9 +100,8 @@ class Battle:
         if idx.size == 0:
             return
         t = self.table
-        jitter = self.rng.uniform(-0.1, 0.1, (idx.size, self.n_units, 2))
-        self.x[idx] = self.spawn[:, 0] + jitter[..., 0]
-        self.y[idx] = self.spawn[:, 1] + jitter[..., 1]
+        jitter = self.rng.uniform(-0.1, 0.1, (idx.size, self.n_units, 2)) @ np.array([1, 1j])
+        self.z[idx] = self.spawn @ np.array([1, 1j]) + jitter
         self.hp[idx] = t.hp
         self.shield[idx] = t.shield
         self.energy[idx] = np.where(t.is_medivac, MEDIVAC_START_ENERGY, 0.0)
@@ -103,6 +109,7 @@ class Battle:
         self.shield_delay[idx] = 0.0
         self.alive[idx] = True
         self.ai_target[idx] = -1
+        self.last_target[idx] = -1
         self.steps[idx] = 0
 
     # -- one agent step -------------------------------------------------------------------------------
@@ -114,29 +121,31 @@ class Battle:
         ally_target = np.full(shape, -1)
         ally_target[:, :a] = np.where(attack, np.where(self.table.is_medivac[:a], j, j + a), -1)
         moving = (actions >= 2) & ~attack
-        direction = MOVE_DIRECTIONS[np.clip(actions - 2, 0, 3)]
-        goal_x, goal_y = np.empty(shape), np.empty(shape)
-        goal_x[:, :a] = self.x[:, :a] + MOVE_AMOUNT * direction[..., 0]
-        goal_y[:, :a] = self.y[:, :a] + MOVE_AMOUNT * direction[..., 1]
-        goal_x[:, a:], goal_y[:, a:] = self.map.attack_point
+        goal = np.empty(shape, complex)
+        goal[:, :a] = self.z[:, :a] + MOVE_AMOUNT * MOVE_STEPS[np.clip(actions - 2, 0, 3)]
+        goal[:, a:] = complex(*self.map.attack_point)
         has_goal = np.ones(shape, bool)
         has_goal[:, :a] = moving
         for tick in range(TICKS_PER_STEP):
             if tick % SENSE_EVERY == 0:
                 self._sense(ally_target)
-            self._tick(np.where(ally_target >= 0, ally_target, self.ai_target), goal_x, goal_y, has_goal)
+            self.last_target = np.where(ally_target >= 0, ally_target, self.ai_target)
+            self._tick(self.last_target, goal, has_goal)
         self.steps += 1
 
     def _sense(self, ally_target: np.ndarray) -> None:
         """Pairwise refresh: collision push-apart, then enemy target selection."""
-        dx = self.x[:, None, :] - self.x[:, :, None]  # [B, i, j] = x_j - x_i
-        dy = self.y[:, None, :] - self.y[:, :, None]
-        dist = np.sqrt(dx * dx + dy * dy)
-        overlap = self.radius_sum - dist
-        pairs = (overlap > 0) & self.collide & self.alive[:, :, None] & self.alive[:, None, :]
-        if pairs.any():
-            w = np.where(pairs, 0.5 * overlap / np.maximum(dist, 1e-6), 0.0)
-            self._place(self.x - (w * dx).sum(2), self.y - (w * dy).sum(2))
+        diff = self.z[:, None, :] - self.z[:, :, None]  # [B, i, j] = z_j - z_i
+        dist = np.abs(diff)
+        b, i, j = np.nonzero((dist < self.radius_sum) & self.collide)
+        live = self.alive[b, i] & self.alive[b, j]
+        if live.any():
+            b, i, j = b[live], i[live], j[live]
+            d = dist[b, i, j]
+            push = diff[b, i, j] * (-0.5 * (self.radius_sum[i, j] - d) / np.maximum(d, 1e-6))
+            flat, size = b * self.n_units + i, self.n_envs * self.n_units
+            shift = np.bincount(flat, push.real, size) + 1j * np.bincount(flat, push.imag, size)
+            self._place(self.z + shift.reshape(self.z.shape))
         self._enemy_ai(dist, ally_target)
 
     def _enemy_ai(self, dist: np.ndarray, ally_target: np.ndarray) -> None:
@@ -147,9 +156,9 @@ class Battle:
         to_ally = dist[:, a:, :a]  # [B, E, A]
         attacked_by = ally_target[:, None, :a] == self._units[None, a:, None]
         current = self.ai_target[:, a:]
-        cidx = np.maximum(current, 0)
+        cidx = np.clip(current, 0, a - 1)  # enemy medivacs hold friendly targets (>= a): never kept here
         d_cur = np.take_along_axis(to_ally, cidx[..., None], axis=2)[..., 0]
-        keep = (current >= 0) & self.alive[envs, cidx] & (
+        keep = (current >= 0) & (current < a) & self.alive[envs, cidx] & (
             (d_cur <= self.reach[a:][np.arange(self.n_enemies), cidx])
             | np.take_along_axis(attacked_by, cidx[..., None], axis=2)[..., 0])
         candidate = self.alive[:, None, :a] & ((to_ally < SCAN_RANGE + t.radius[:a]) | attacked_by)
@@ -162,24 +171,20 @@ class Battle:
             chosen = np.where(t.is_medivac[a:], frac.argmin(axis=1)[:, None] + a, chosen)
         self.ai_target[:, a:] = chosen
 
-    def _tick(self, target: np.ndarray, goal_x: np.ndarray, goal_y: np.ndarray, has_goal: np.ndarray) -> None:
+    def _tick(self, target: np.ndarray, goal: np.ndarray, has_goal: np.ndarray) -> None:
         t, envs = self.table, self._envs
         tidx = np.maximum(target, 0)
         has_target = (target >= 0) & self.alive & self.alive[envs, tidx]
-        tx, ty = self.x[envs, tidx], self.y[envs, tidx]
-        ddx, ddy = tx - self.x, ty - self.y
-        d_target = np.sqrt(ddx * ddx + ddy * ddy)
+        tz = self.z[envs, tidx]
         reach = self.reach[self._units, tidx]
-        in_range = has_target & (d_target <= reach)
+        in_range = has_target & (np.abs(tz - self.z) <= reach)
         # move: chase a target out of reach, else head for the goal (move order / attack-move point)
         chase = has_target & ~in_range
-        dest_x = np.where(chase, tx, goal_x)
-        dest_y = np.where(chase, ty, goal_y)
-        mx, my = dest_x - self.x, dest_y - self.y
-        length = np.sqrt(mx * mx + my * my)
+        offset = np.where(chase, tz, goal) - self.z
+        length = np.abs(offset)
         wants = self.alive & (chase | (~has_target & has_goal))
-        step = np.clip(length - np.where(chase, reach, 0.0), 0.0, t.speed_per_tick) * wants / np.maximum(length, 1e-9)
-        self._place(self.x + mx * step, self.y + my * step)
+        step = np.clip(length - reach * chase, 0.0, t.speed_per_tick) * wants / np.maximum(length, 1e-9)
+        self._place(self.z + offset * step)
         # fire (or heal) when in reach and ready
         ready = in_range & (self.cooldown <= 0)
         if self.has_medivac:
@@ -189,16 +194,16 @@ class Battle:
             self._attack(ready, tidx)
         self._regenerate()
 
-    def _place(self, new_x: np.ndarray, new_y: np.ndarray) -> None:
-        """Move to (new_x, new_y) where walkable; blocked units slide along x or y, else stay."""
-        ok = self.walkable(new_x, new_y)
+    def _place(self, new: np.ndarray) -> None:
+        """Move to `new` where walkable; blocked units slide along x or y, else stay."""
+        ok = self.walkable(new.real, new.imag)
         if ok.all():
-            self.x, self.y = new_x, new_y
+            self.z = new
             return
-        slide_x = ~ok & self.walkable(new_x, self.y)
-        slide_y = ~ok & ~slide_x & self.walkable(self.x, new_y)
-        self.x = np.where(ok | slide_x, new_x, self.x)
-        self.y = np.where(ok | slide_y, new_y, self.y)
+        x, y = self.z.real, self.z.imag
+        slide_x = ~ok & self.walkable(new.real, y)
+        slide_y = ~ok & ~slide_x & self.walkable(x, new.imag)
+        self.z = np.where(ok, new, np.where(slide_x, new.real + 1j * y, np.where(slide_y, x + 1j * new.imag, self.z)))
 
     def walkable(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
         """Whether points lie on walkable in-bounds cells (out of bounds is not walkable)."""
@@ -208,19 +213,16 @@ class Battle:
 
     def _attack(self, fire: np.ndarray, tidx: np.ndarray) -> None:
         t, size = self.table, self.n_envs * self.n_units
-        per_hit = np.where(t.armored[tidx], t.damage_vs_armored,
-                           np.where(t.light[tidx], t.damage_vs_light, t.damage_vs_other))
-        direct = fire & ~t.is_suicide
+        direct = fire & ~t.is_suicide if self.has_suicide else fire
         flat = (self._flat_base + tidx)[direct]
-        hits = t.attacks * direct
-        total = np.bincount(flat, (per_hit * hits)[direct], size).reshape(fire.shape)
-        n_hits = np.bincount(flat, hits[direct], size).reshape(fire.shape)
+        total = np.bincount(flat, self.volley[self._units, tidx][direct], size).reshape(fire.shape)
+        n_hits = np.bincount(flat, (t.attacks * direct)[direct], size).reshape(fire.shape)
         if self.has_splash or self.has_suicide:
             splash_dmg, splash_hits = self._splash(fire, tidx)
             total += splash_dmg
             n_hits += splash_hits
         self._apply_damage(total, n_hits)
-        self.cooldown = np.where(fire, t.cooldown_ticks + self.rng.uniform(0, 1, fire.shape), self.cooldown)
+        self.cooldown = np.where(fire, t.cooldown_ticks, self.cooldown)
         if self.has_suicide:
             boom = fire & t.is_suicide
             self.hp[boom] = 0.0
@@ -232,19 +234,15 @@ class Battle:
         t, envs = self.table, self._envs
         line = fire & t.is_line_splash
         boom = fire & t.is_suicide
-        cx = np.where(line, self.x[envs, tidx], self.x)  # blast centre: the target (beam) or self (baneling)
-        cy = np.where(line, self.y[envs, tidx], self.y)
-        dx = self.x[:, None, :] - cx[:, :, None]
-        dy = self.y[:, None, :] - cy[:, :, None]
-        d = np.sqrt(dx * dx + dy * dy)  # [B, attacker, victim]
+        centre = np.where(line, self.z[envs, tidx], self.z)  # the target (beam) or the baneling itself
+        d = np.abs(self.z[:, None, :] - centre[:, :, None])  # [B, attacker, victim]
         victims = self.enemy_of[None] & self.alive[:, None, :]
         radius = t.splash_radius[None, :, None]
         hit = (line[..., None] & (d < radius) & (self._units[None, None, :] != tidx[..., None])) \
             | (boom[..., None] & (d < radius + t.radius[None, None, :]))
         hit &= victims
-        per_hit = np.where(t.light[None, None, :], t.damage_vs_light[None, :, None], t.damage_vs_other[None, :, None])
         hits = hit * t.attacks[None, :, None]
-        return (per_hit * hits).sum(1), hits.sum(1)
+        return (self.hit_damage[None] * hits).sum(1), hits.sum(1)
 
     def _apply_damage(self, total: np.ndarray, n_hits: np.ndarray) -> None:
         """Shields absorb first; each hit that reaches hp is reduced by armor (SMAC_SPEC §5.2)."""

@@ -110,9 +110,11 @@ class SMACBatch:
         """(obs [n, A, obs], state [n, state], avail [n, A, n_actions]) for envs `idx` (default: all)."""
         idx = self.all if idx is None else idx
         f = self.features
-        avail = f.avail(idx)
+        rel = f.relative(idx)
+        dist = np.abs(rel)
+        avail = f.avail(idx, dist)
         last = self.last_action[idx]
-        obs = f.obs(idx, avail, last, self.battle.steps, self.limit)
+        obs = f.obs(idx, rel, dist, avail, last, self.battle.steps, self.limit)
         state = f.state(idx, obs, last, self.battle.steps, self.limit)
         return obs, state, avail
 

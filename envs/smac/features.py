@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from envs.smac.battle import MOVE_DIRECTIONS, N_NON_ATTACK_ACTIONS, Battle
+from envs.smac.battle import MOVE_STEPS, N_NON_ATTACK_ACTIONS, Battle
 from envs.smac.maps import MAP_SIZE
 
 SIGHT_RANGE = 9.0
@@ -70,17 +70,22 @@ class Features:
     # -- actions ----------------------------------------------------------------------------------------
     def can_move(self, idx: np.ndarray) -> np.ndarray:
         """[n, A, 4]: moving N/S/E/W lands on a walkable in-bounds cell (SMAC's can_move, move_amount/2 = 1)."""
-        x, y = self.b.x[idx, : self.n_agents, None], self.b.y[idx, : self.n_agents, None]
-        return self.b.walkable(x + MOVE_DIRECTIONS[:, 0], y + MOVE_DIRECTIONS[:, 1])
+        probe = self.b.z[idx, : self.n_agents, None] + MOVE_STEPS
+        return self.b.walkable(probe.real, probe.imag)
 
-    def avail(self, idx: np.ndarray) -> np.ndarray:
+    def relative(self, idx: np.ndarray) -> np.ndarray:
+        """Positions of every unit relative to each agent, complex [n, A, U]."""
+        z = self.b.z[idx]
+        return z[:, None, :] - z[:, : self.n_agents, None]
+
+    def avail(self, idx: np.ndarray, dist: np.ndarray) -> np.ndarray:
+        """Available actions [n, A, n_actions]; `dist` is abs(relative(idx))."""
         b, a = self.b, self.n_agents
         alive = b.alive[idx, :a]
         out = np.zeros((len(idx), a, self.n_actions), bool)
         out[:, :, 0] = ~alive
         out[:, :, 1] = alive
         out[:, :, 2:6] = self.can_move(idx) & alive[..., None]
-        dist = self._dist(idx)  # [n, A, U]
         enemy_ok = b.alive[idx, None, a:] & (dist[:, :, a:] <= SHOOT_RANGE)
         if self.is_medivac[:a].any():
             ally_ok = b.alive[idx, None, :a] & ~self.is_medivac[None, None, :a] & (dist[:, :, :a] <= SHOOT_RANGE)
@@ -91,31 +96,27 @@ class Features:
         out[:, :, N_NON_ATTACK_ACTIONS:] = enemy_ok & alive[..., None]
         return out
 
-    def _dist(self, idx: np.ndarray) -> np.ndarray:
-        pos = self.b.pos[idx]
-        rel = pos[:, None, :, :] - pos[:, : self.n_agents, None, :]
-        return np.sqrt((rel ** 2).sum(-1))
-
     # -- observations -----------------------------------------------------------------------------------
-    def obs(self, idx: np.ndarray, avail: np.ndarray, last_action: np.ndarray, steps: np.ndarray, limit: int
-            ) -> np.ndarray:
-        b, a, flags = self.b, self.n_agents, self.flags
+    def obs(self, idx: np.ndarray, rel: np.ndarray, dist: np.ndarray, avail: np.ndarray, last_action: np.ndarray,
+            steps: np.ndarray, limit: int) -> np.ndarray:
+        """Observations [n, A, obs_size] (float32), written straight into views of the output array."""
+        b, a, e, flags = self.b, self.n_agents, self.n_enemies, self.flags
         n = len(idx)
-        pos = b.pos[idx]
         alive = b.alive[idx]
-        rel = (pos[:, None, :, :] - pos[:, :a, None, :]) / SIGHT_RANGE  # [n, A, U, 2]
-        dist = np.sqrt((rel ** 2).sum(-1))  # in sight-range units
-        visible = alive[:, None, :] & (dist < 1.0) & alive[:, :a, None]
+        visible = alive[:, None, :] & (dist < SIGHT_RANGE) & alive[:, :a, None]  # [n, A, U]
+        rel = rel / SIGHT_RANGE
+        dist = dist / SIGHT_RANGE
         health = b.hp[idx] / self.max_hp
         shield = b.shield[idx] / self.max_shield
         out = np.zeros((n, a, self.obs_size), np.float32)
         out[:, :, :4] = avail[:, :, 2:6]
         col = 4
-        # enemies
-        en = np.zeros((n, a, self.n_enemies, self.nf_en))
+        en = out[:, :, col:col + e * self.nf_en].reshape(n, a, e, self.nf_en)
+        col += e * self.nf_en
         en[..., 0] = avail[:, :, N_NON_ATTACK_ACTIONS:]
         en[..., 1] = dist[:, :, a:]
-        en[..., 2:4] = rel[:, :, a:]
+        en[..., 2] = rel[:, :, a:].real
+        en[..., 3] = rel[:, :, a:].imag
         k = 4
         if flags.obs_all_health:
             en[..., k] = health[:, None, a:]
@@ -125,29 +126,27 @@ class Features:
                 k += 1
         en[..., k:k + self.bits] = self.onehot[a:]
         en *= visible[:, :, a:, None]
-        out[:, :, col:col + self.n_enemies * self.nf_en] = en.reshape(n, a, -1)
-        col += self.n_enemies * self.nf_en
-        # allies (other agents in id order)
-        al = np.zeros((n, a, a, self.nf_al))
-        al[..., 0] = 1.0
-        al[..., 1] = dist[:, :, :a]
-        al[..., 2:4] = rel[:, :, :a]
-        k = 4
-        if flags.obs_all_health:
-            al[..., k] = health[:, None, :a]
-            k += 1
-            if self.ally_shield:
-                al[..., k] = shield[:, None, :a]
+        if a > 1:
+            rows, others = np.arange(a)[:, None], self.others
+            al = out[:, :, col:col + (a - 1) * self.nf_al].reshape(n, a, a - 1, self.nf_al)
+            rel_al = rel[:, rows, others]
+            al[..., 0] = 1.0
+            al[..., 1] = dist[:, rows, others]
+            al[..., 2] = rel_al.real
+            al[..., 3] = rel_al.imag
+            k = 4
+            if flags.obs_all_health:
+                al[..., k] = health[:, others]
                 k += 1
-        al[..., k:k + self.bits] = self.onehot[:a]
-        k += self.bits
-        if flags.obs_last_action:
-            al[..., k:k + self.n_actions] = last_action[:, None, :, :]
-        al *= visible[:, :, :a, None]
-        others = al[:, np.arange(a)[:, None], self.others]  # [n, A, A-1, nf]
-        out[:, :, col:col + (a - 1) * self.nf_al] = others.reshape(n, a, -1)
+                if self.ally_shield:
+                    al[..., k] = shield[:, others]
+                    k += 1
+            al[..., k:k + self.bits] = self.onehot[others]
+            k += self.bits
+            if flags.obs_last_action:
+                al[..., k:k + self.n_actions] = last_action[:, others]
+            al *= visible[:, rows, others][..., None]
         col += (a - 1) * self.nf_al
-        # own features
         if flags.obs_own_health or flags.obs_all_health:
             out[:, :, col] = health[:, :a]
             col += 1

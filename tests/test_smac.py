@@ -1,0 +1,236 @@
+"""The built-in SMAC simulator: sizes, obs/state/avail/reward semantics, faces, determinism, bad input."""
+import numpy as np
+import pytest
+
+import envs
+from core.errors import UnknownNameError
+from envs.smac import HeuristicPolicy, StarCraft2Env
+from envs.smac.core import SMACBatch
+from envs.smac.features import FeatureFlags
+from envs.smac.maps import MAPS, get_map
+
+SIZES = {  # map: (n_actions, obs, state, limit), SMAC_SPEC.md §3 and §1.1
+    "3m": (9, 30, 48, 60), "8m": (14, 80, 168, 120), "2s3z": (11, 80, 120, 120), "3s5z": (14, 128, 216, 150),
+    "5m_vs_6m": (12, 55, 98, 70), "MMM": (16, 160, 290, 150), "1c3s5z": (15, 162, 270, 180),
+    "27m_vs_30m": (36, 285, 1170, 180), "corridor": (30, 156, 282, 400), "6h_vs_8z": (14, 78, 140, 150),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SIZES))
+def test_sizes_match_smac(name):
+    env = StarCraft2Env(map_name=name)
+    info = env.get_env_info()
+    assert (info["n_actions"], info["obs_shape"], info["state_shape"], info["episode_limit"]) == SIZES[name]
+    obs, state = env.reset()
+    assert len(obs) == info["n_agents"] and obs[0].shape == (info["obs_shape"],) and state.shape == (info["state_shape"],)
+    assert StarCraft2Env(map_name=name, obs_last_action=True).get_obs_size() == \
+        SIZES[name][1] + (info["n_agents"] - 1) * info["n_actions"]
+    assert StarCraft2Env(map_name=name, state_last_action=False).get_state_size() == \
+        SIZES[name][2] - info["n_agents"] * info["n_actions"]
+
+
+def test_every_map_runs_and_ends():
+    for name in MAPS:
+        venv = envs.make_vec(f"smac_{name}", n_envs=2, seed=0)
+        step = venv.reset()
+        for _ in range(3):
+            avail = step.group_avail["agent"]
+            step = venv.step({"agent": np.argmax(avail, -1) * 0 + 1})  # stop
+        assert np.isfinite(step.group_obs["agent"]).all(), name
+
+
+def battle_3m():
+    core = SMACBatch(get_map("3m"), 1, seed=0, flags=FeatureFlags())
+    core.reset(np.ones(1, bool))
+    return core
+
+
+def place(core, unit, x, y):
+    core.battle.z[0, unit] = complex(x, y)
+
+
+def test_attack_availability_at_range_6_and_moves_blocked_at_the_edge():
+    core = battle_3m()
+    b = core.battle
+    place(core, 0, 10.0, 16.0)
+    place(core, 1, 10.0, 8.5)  # bottom edge of the walkable band (y >= 8)
+    place(core, 2, 2.0, 20.0)
+    place(core, 3, 16.0, 16.0)  # enemy 0 exactly 6 away from agent 0
+    place(core, 4, 16.01, 17.0)
+    place(core, 5, 30.0, 20.0)
+    _, _, avail = core.observe()
+    a0 = avail[0, 0]
+    assert a0[0] == 0 and a0[1] == 1  # alive: no no-op, stop available
+    assert a0[6] and not a0[7] and not a0[8]  # attack at <= 6 only
+    a1 = avail[0, 1]
+    assert a1[2] and not a1[3] and a1[4] and a1[5]  # N ok, S off the band, E/W ok
+    b.hp[0, 2] = 0.0
+    b.alive[0, 2] = False
+    obs, state, avail = core.observe()
+    assert avail[0, 2].tolist() == [1, 0, 0, 0, 0, 0, 0, 0, 0]  # dead: only no-op
+    assert (obs[0, 2] == 0).all()
+
+
+def test_obs_and_state_layout_on_a_hand_built_situation():
+    core = battle_3m()
+    b = core.battle
+    place(core, 0, 10.0, 16.0)
+    place(core, 1, 13.0, 20.0)  # ally 1: distance 5 from agent 0
+    place(core, 2, 30.0, 10.0)  # ally 2: out of sight (>= 9)
+    place(core, 3, 14.0, 16.0)  # enemy 0: distance 4
+    place(core, 4, 10.0, 24.0 - 0.5)
+    place(core, 5, 20.0, 16.0)  # enemy 2: distance 10, not visible
+    b.hp[0, 3] = 22.5
+    b.hp[0, 0] = 30.0
+    b.cooldown[0, 0] = 7.5  # game loops; marine max_cd 15
+    obs, state, _ = core.observe()
+    o = obs[0, 0]
+    np.testing.assert_allclose(o[4:9], [1, 4 / 9, 4 / 9, 0, 0.5], rtol=1e-6)  # enemy 0
+    np.testing.assert_allclose(o[14:19], 0.0)  # enemy 2 invisible
+    np.testing.assert_allclose(o[19:24], [1, 5 / 9, 3 / 9, 4 / 9, 1.0], rtol=1e-6)  # ally 1
+    np.testing.assert_allclose(o[24:29], 0.0)  # ally 2 invisible
+    np.testing.assert_allclose(o[29], 30 / 45, rtol=1e-6)  # own health
+    s = state[0]
+    np.testing.assert_allclose(s[0:4], [30 / 45, 0.5, (10 - 16) / 32, 0], atol=1e-6)  # ally 0 row
+    np.testing.assert_allclose(s[12:15], [0.5, (14 - 16) / 32, 0], atol=1e-6)  # enemy 0 row
+    assert (s[21:] == 0).all()  # last actions: none yet
+
+
+def test_kill_bonus_win_bonus_and_flawless_win_sums_to_20():
+    core = battle_3m()
+    b, a = core.battle, core.n_agents
+    for u in range(6):
+        place(core, u, 10.0 + 0.8 * u, 16.0)
+    b.hp[0, 4:] = 0.0
+    b.alive[0, 4:] = False  # two enemies already gone
+    b.hp[0, 3] = 1.0  # last enemy at 1 hp, next to everyone
+    b.cooldown[0] = 0.0
+    out = core.step(np.array([[6, 6, 6]]))
+    assert out.won[0] and out.ended[0] and out.dead_enemies[0] == 1
+    expected = (1.0 + 10 + 200) / (core.max_reward / 20)
+    assert out.reward[0] == pytest.approx(expected)
+    assert core.max_reward == 3 * 10 + 200 + 3 * 45
+    # a whole episode won without shields sums to exactly 20
+    venv = envs.make_vec("smac_3m", n_envs=16, seed=3)
+    policy = HeuristicPolicy(venv.core)
+    step = venv.reset()
+    wins = []
+    while len(wins) < 5:
+        step = venv.step({"agent": policy.act(step.group_avail["agent"])})
+        done = step.done & (step.episode_won == 1)
+        wins += list(step.episode_return[done])
+        policy.reset(step.done)
+    np.testing.assert_allclose(wins, 20.0, rtol=1e-9)
+
+
+def play(name, policy, episodes=100, seed=0):
+    venv = envs.make_vec(f"smac_{name}", n_envs=50, seed=seed)
+    heuristic = HeuristicPolicy(venv.core)
+    rng = np.random.default_rng(seed)
+    step = venv.reset()
+    won = []
+    while len(won) < episodes:
+        avail = step.group_avail["agent"]
+        if policy == "stop":
+            actions = np.where(avail[..., 1], 1, 0)
+        elif policy == "random":
+            actions = np.argmax(rng.random(avail.shape) * avail, -1)
+        else:
+            actions = heuristic.act(avail)
+        step = venv.step({"agent": actions})
+        won += list(step.episode_won[step.done])
+        heuristic.reset(step.done)
+    return float(np.mean(won[:episodes]))
+
+
+def test_stopping_loses_random_rarely_wins_heuristic_often_wins_3m():
+    assert play("3m", "stop") == 0.0
+    assert play("3m", "random") <= 0.05
+    assert play("3m", "heuristic") >= 0.25
+
+
+def test_same_seed_same_episodes():
+    def run(seed):
+        venv = envs.make_vec("smac_2s3z", n_envs=4, seed=seed)
+        rng = np.random.default_rng(0)
+        step = venv.reset()
+        trace = []
+        for _ in range(80):
+            avail = step.group_avail["agent"]
+            step = venv.step({"agent": np.argmax(rng.random(avail.shape) * avail, -1)})
+            trace.append(step.state.copy())
+        return np.stack(trace)
+    np.testing.assert_array_equal(run(7), run(7))
+    assert not np.array_equal(run(7), run(8))
+
+
+def test_bad_input():
+    with pytest.raises(UnknownNameError, match="unknown SMAC map '4m'; available maps: .*3m"):
+        StarCraft2Env(map_name="4m")
+    with pytest.raises(UnknownNameError, match="unknown env 'smac_4m'"):
+        envs.make_vec("smac_4m")
+    env = StarCraft2Env(map_name="3m")
+    env.reset()
+    with pytest.raises(ValueError, match=r"expected actions of shape \(1, 3\)"):
+        env.step([1, 1])
+    with pytest.raises(ValueError, match="agent 0 cannot perform action 0"):
+        env.step([0, 1, 1])
+    venv = envs.make_vec("smac_3m", n_envs=2)
+    venv.reset()
+    with pytest.raises(ValueError, match="cannot perform action 8"):
+        venv.step({"agent": np.full((2, 3), 8)})
+    with pytest.raises(TypeError, match="unknown SMAC option"):
+        StarCraft2Env(map_name="3m", reward_sparce=True)
+
+
+def test_pettingzoo_face_passes_the_api_test():
+    from pettingzoo.test import parallel_api_test
+    parallel_api_test(envs.make("smac_3m"), num_cycles=200)
+
+
+def test_drop_in_runs_a_pymarl_style_loop():
+    env = StarCraft2Env(map_name="3m", seed=0)
+    info = env.get_env_info()
+    rng = np.random.default_rng(0)
+    for _ in range(3):
+        env.reset()
+        terminated = False
+        while not terminated:
+            obs, state = env.get_obs(), env.get_state()
+            assert len(obs) == info["n_agents"] and state.shape == (info["state_shape"],)
+            actions = [rng.choice(np.nonzero(env.get_avail_agent_actions(i))[0]) for i in range(info["n_agents"])]
+            reward, terminated, step_info = env.step(actions)
+        assert "battle_won" in step_info
+    assert env.get_stats()["battles_game"] == 3
+
+
+def test_timeouts_truncate_in_the_vec_env_and_terminate_in_the_drop_in():
+    venv = envs.make_vec("smac_3m", n_envs=1, seed=0, episode_limit=3)
+    venv.reset()
+    for _ in range(3):
+        step = venv.step({"agent": np.ones((1, 3), np.int64)})
+    assert step.truncated[0] and not step.terminated[0]
+    env = StarCraft2Env(map_name="3m", episode_limit=3, continuing_episode=True)
+    env.reset()
+    for _ in range(3):
+        _, terminated, info = env.step([1, 1, 1])
+    assert terminated and info["episode_limit"] and env.get_stats()["timeouts"] == 1
+
+
+def test_render_frames_and_gif(tmp_path):
+    from envs.smac.render import record_episode
+    env = StarCraft2Env(map_name="3m", seed=0)
+    env.reset()
+    frame = env.render()
+    assert frame.shape == (512, 512, 3) and frame.dtype == np.uint8
+    assert (frame == [60, 110, 230]).all(-1).any() and (frame == [220, 60, 50]).all(-1).any()
+    pytest.importorskip("PIL")
+    path = record_episode(StarCraft2Env(map_name="3m", seed=0, episode_limit=5),
+                          lambda avail: np.where(avail[:, 1], 1, 0), tmp_path / "ep.gif")
+    assert path.stat().st_size > 0
+
+
+def test_mappo_trains_on_smac_3m(tmp_path):
+    from marl.cli import main
+    assert main(["--algo", "mappo", "--env", "smac_3m", "--steps", "2000", "--n-envs", "8", "--no-progress",
+                 "--logdir", str(tmp_path), "rollout_steps=50", "ppo_epochs=1", "train.eval_episodes=4"]) == 0
