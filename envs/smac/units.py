@@ -37,6 +37,7 @@ class UnitType:
     splash: str = ""  # "line" (colossus beam) or "suicide" (baneling)
     splash_radius: float = 0.0
     regen_per_second: float = 0.0  # zerg
+    projectile_ticks: int = 0  # ticks between firing and the hit landing (ranged projectiles)
 
     @property
     def cooldown(self) -> float:
@@ -48,11 +49,11 @@ UNIT_TYPES: dict[str, UnitType] = {u.name: u for u in (
     UnitType("marine", "T", hp=45, damage=6, range=5, cooldown_faster=0.61, speed=2.25, sight=9, radius=0.375,
              light=True, obs_max_cooldown=15),
     UnitType("marauder", "T", hp=125, armor=1, damage=10, bonus_armored=10, range=6, cooldown_faster=1.07,
-             speed=2.25, sight=10, radius=0.5625, armored=True, obs_max_cooldown=25),
+             speed=2.25, sight=10, radius=0.5625, armored=True, obs_max_cooldown=25, projectile_ticks=2),
     UnitType("medivac", "T", hp=150, armor=1, range=4, speed=2.75, sight=11, radius=0.75, armored=True,
              obs_max_cooldown=200, heal_per_second=9.0),
     UnitType("stalker", "P", hp=80, shield=80, armor=1, damage=13, bonus_armored=5, range=6, cooldown_faster=1.34,
-             speed=2.9531, sight=10, radius=0.625, armored=True, obs_max_cooldown=35),
+             speed=2.9531, sight=10, radius=0.625, armored=True, obs_max_cooldown=35, projectile_ticks=3),
     UnitType("zealot", "P", hp=100, shield=50, armor=1, damage=8, attacks=2, range=0.1, cooldown_faster=0.86,
              speed=2.25, sight=9, radius=0.5, light=True, obs_max_cooldown=22),
     UnitType("colossus", "P", hp=200, shield=150, armor=1, damage=10, attacks=2, bonus_light=5, range=7,
@@ -64,7 +65,7 @@ UNIT_TYPES: dict[str, UnitType] = {u.name: u for u in (
              sight=8, radius=0.375, obs_max_cooldown=1, splash="suicide", splash_radius=2.2,
              regen_per_second=0.38),
     UnitType("hydralisk", "Z", hp=80, damage=12, range=5, cooldown_faster=0.59, speed=2.25, sight=9, radius=0.625,
-             armored=True, obs_max_cooldown=10, regen_per_second=0.38),
+             armored=True, obs_max_cooldown=10, regen_per_second=0.38, projectile_ticks=2),
 )}
 
 MEDIVAC_MAX_ENERGY = 200.0
@@ -99,6 +100,7 @@ class UnitTable:
     is_suicide: np.ndarray
     splash_radius: np.ndarray
     regen_per_tick: np.ndarray
+    projectile_ticks: np.ndarray
 
     @classmethod
     def build(cls, names: list[str], dt: float) -> "UnitTable":
@@ -119,4 +121,5 @@ class UnitTable:
             is_medivac=arr(lambda u: u.heal_per_second > 0, bool), is_line_splash=arr(lambda u: u.splash == "line", bool),
             is_suicide=arr(lambda u: u.splash == "suicide", bool), splash_radius=arr(lambda u: u.splash_radius),
             regen_per_tick=arr(lambda u: u.regen_per_second * dt),
+            projectile_ticks=arr(lambda u: u.projectile_ticks, np.int64),
         )
