@@ -108,7 +108,7 @@ def test_kill_bonus_win_bonus_and_flawless_win_sums_to_20():
     out = core.step(np.array([[6, 6, 6]]))
     assert out.won[0] and out.ended[0] and out.dead_enemies[0] == 1
     expected = (1.0 + 10 + 200) / (core.max_reward / 20)
-    assert out.reward[0] == pytest.approx(expected)
+    assert out.reward[0] == pytest.approx(expected, rel=1e-6)
     assert core.max_reward == 3 * 10 + 200 + 3 * 45
     # a whole episode won without shields sums to exactly 20
     venv = envs.make_vec("smac_3m", n_envs=16, seed=3)
@@ -120,7 +120,7 @@ def test_kill_bonus_win_bonus_and_flawless_win_sums_to_20():
         done = step.done & (step.episode_won == 1)
         wins += list(step.episode_return[done])
         policy.reset(step.done)
-    np.testing.assert_allclose(wins, 20.0, rtol=1e-9)
+    np.testing.assert_allclose(wins, 20.0, rtol=1e-5)  # float32 dynamics
 
 
 def play(name, policy, episodes=100, seed=0):

@@ -23,12 +23,14 @@ TICKS_PER_STEP = 8
 # heuristic within 15 points of its published win rates on 2s3z (90%) and 3s5z (42%).
 SENSE_EVERY = 2  # ticks between collision resolutions
 RETARGET_EVERY = 4  # ticks between enemy target re-selections (a multiple of SENSE_EVERY)
-AI_TARGET_JITTER = 1.0  # random distance added to each candidate when the enemy AI picks a target
+AI_TARGET_JITTER = 1.0
+DENSE_COLLISION_UNITS = 20  # up to this many units per battle, collisions use dense [B, U, U] arithmetic
+NEAR_MARGIN = 1.5  # large battles: pairs closer than radii + this are checked for collisions until re-targeting  # random distance added to each candidate when the enemy AI picks a target
 DT = 1.0 / 16.0
 MOVE_AMOUNT = 2.0
 SCAN_RANGE = 5.0  # enemy auto-acquire range
 MOVE_DIRECTIONS = np.array([[0.0, 1.0], [0.0, -1.0], [1.0, 0.0], [-1.0, 0.0]])  # N, S, E, W
-MOVE_STEPS = MOVE_DIRECTIONS @ np.array([1, 1j])
+MOVE_STEPS = (MOVE_DIRECTIONS @ np.array([1, 1j])).astype(np.complex64)
 N_NON_ATTACK_ACTIONS = 6  # no-op, stop, 4 moves
 FAR = 1e9
 
@@ -48,7 +50,7 @@ class Battle:
         padded = np.zeros((MAP_SIZE + 2, MAP_SIZE + 2), bool)
         padded[1:-1, 1:-1] = smac_map.pathing()
         self._walk = padded.ravel()  # cell (cx, cy) -> index (cx + 1) * (MAP_SIZE + 2) + cy + 1
-        self.reach = t.range[:, None] + t.radius[:, None] + t.radius[None, :]  # weapon reach i -> j
+        self.reach = t.range[:, None] + t.radius[:, None] + t.radius[None, :]  # weapon reach i -> j (float32)
         self.enemy_of = self.is_ally[:, None] != self.is_ally[None, :]
         self.has_shields = bool((t.shield > 0).any())
         self.has_splash = bool(t.is_line_splash.any())
@@ -64,16 +66,16 @@ class Battle:
         self.volley = self.hit_damage * t.attacks[:, None]
         self.spawn = self._spawn_layout()
         shape = (n_envs, n_units)
-        self.z = np.zeros(shape, complex)
-        self.hp, self.shield, self.energy = np.zeros(shape), np.zeros(shape), np.zeros(shape)
-        self.cooldown, self.shield_delay = np.zeros(shape), np.zeros(shape)
+        self.z = np.zeros(shape, np.complex64)  # float32 precision is ample on a 32 x 32 map
+        self.hp, self.shield, self.energy = (np.zeros(shape, np.float32) for _ in range(3))
+        self.cooldown, self.shield_delay = np.zeros(shape, np.float32), np.zeros(shape, np.float32)
         self.alive = np.zeros(shape, bool)
         self.ai_target = np.full(shape, -1)
         self.last_target = np.full(shape, -1)  # what each unit attacked/healed in the last step (rendering)
         self.steps = np.zeros(n_envs, np.int64)
         # damage in flight: pending[k] lands k ticks from now (ranged projectiles)
         self.delays = sorted(set(t.projectile_ticks.tolist()))
-        self.pending = np.zeros((max(self.delays) + 1, *shape, 2))  # [..., (damage, hits)]
+        self.pending = np.zeros((max(self.delays) + 1, *shape, 2), np.float32)  # [..., (damage, hits)]
         self._envs = np.arange(n_envs)[:, None]
         self._flat_base = self._envs * n_units
         self._units = np.arange(n_units)
@@ -130,7 +132,7 @@ class Battle:
         ally_target = np.full(shape, -1)
         ally_target[:, :a] = np.where(attack, np.where(self.table.is_medivac[:a], j, j + a), -1)
         moving = (actions >= 2) & ~attack
-        goal = np.empty(shape, complex)
+        goal = np.empty(shape, np.complex64)
         goal[:, :a] = self.z[:, :a] + MOVE_AMOUNT * MOVE_STEPS[np.clip(actions - 2, 0, 3)]
         goal[:, a:] = complex(*self.map.attack_point)
         has_goal = np.ones(shape, bool)
@@ -143,27 +145,35 @@ class Battle:
         self.steps += 1
 
     def _sense(self, ally_target: np.ndarray, retarget: bool = True) -> None:
-        """Pairwise refresh: collision push-apart, then enemy target selection."""
+        """Collision push-apart, then (when `retarget`) enemy target selection from the same distances."""
         diff = self.z[:, None, :] - self.z[:, :, None]  # [B, i, j] = z_j - z_i
         dist = np.abs(diff)
-        b, i, j = np.nonzero((dist < self.radius_sum) & self.collide)
-        live = self.alive[b, i] & self.alive[b, j]
-        if live.any():
-            b, i, j = b[live], i[live], j[live]
-            d = dist[b, i, j]
-            push = diff[b, i, j] * (-0.5 * (self.radius_sum[i, j] - d) / np.maximum(d, 1e-6))
-            flat, size = b * self.n_units + i, self.n_envs * self.n_units
-            shift = np.bincount(flat, push.real, size) + 1j * np.bincount(flat, push.imag, size)
-            self._place(self.z + shift.reshape(self.z.shape))
+        if self.n_units <= DENSE_COLLISION_UNITS:
+            overlap = self.radius_sum - dist
+            pairs = (overlap > 0) & self.collide & self.alive[:, :, None] & self.alive[:, None, :]
+            if pairs.any():
+                w = np.where(pairs, 0.5 * overlap / np.maximum(dist, 1e-6), 0.0).astype(np.float32)
+                self._place(self.z - (w * diff).sum(2))
+        else:  # large battles: gather only the few overlapping pairs
+            flat = np.flatnonzero((dist < self.radius_sum) & self.collide)  # far cheaper than nonzero() here
+            b, rest = np.divmod(flat, self.n_units * self.n_units)
+            i, j = np.divmod(rest, self.n_units)
+            live = self.alive[b, i] & self.alive[b, j]
+            if live.any():
+                b, i, j = b[live], i[live], j[live]
+                d = dist[b, i, j]
+                push = diff[b, i, j] * (-0.5 * (self.radius_sum[i, j] - d) / np.maximum(d, 1e-6))
+                flat, size = b * self.n_units + i, self.n_envs * self.n_units
+                shift = np.bincount(flat, push.real, size) + 1j * np.bincount(flat, push.imag, size)
+                self._place(self.z + shift.reshape(self.z.shape).astype(np.complex64))
         if retarget:
-            self._enemy_ai(dist, ally_target)
+            self._enemy_ai(dist[:, self.n_agents:, : self.n_agents], ally_target)
 
-    def _enemy_ai(self, dist: np.ndarray, ally_target: np.ndarray) -> None:
+    def _enemy_ai(self, to_ally: np.ndarray, ally_target: np.ndarray) -> None:
         """Attack-move AI (SMAC_SPEC §5.5/5.7): keep a live target that is in reach or attacking us, else
         acquire the nearest ally within scan range or attacking us (medivacs last). Enemy medivacs follow
         the most damaged friendly unit."""
-        a, envs, t = self.n_agents, self._envs, self.table
-        to_ally = dist[:, a:, :a]  # [B, E, A]
+        a, envs, t = self.n_agents, self._envs, self.table  # to_ally: [B, E, A] distances
         attacked_by = ally_target[:, None, :a] == self._units[None, a:, None]
         current = self.ai_target[:, a:]
         cidx = np.clip(current, 0, a - 1)  # enemy medivacs hold friendly targets (>= a): never kept here
@@ -208,6 +218,7 @@ class Battle:
 
     def _place(self, new: np.ndarray) -> None:
         """Move to `new` where walkable; blocked units slide along x or y, else stay."""
+        new = new.astype(np.complex64, copy=False)
         ok = self.walkable(new.real, new.imag)
         if ok.all():
             self.z = new
@@ -229,6 +240,16 @@ class Battle:
         t, size = self.table, self.n_envs * self.n_units
         direct = fire & ~t.is_suicide if self.has_suicide else fire
         volley = self.volley[self._units, tidx]
+        if self.delays == [0]:  # no projectiles on this map: every hit lands now
+            flat = (self._flat_base + tidx)[direct]
+            total = np.bincount(flat, volley[direct], size).reshape(fire.shape)
+            n_hits = np.bincount(flat, (t.attacks * direct)[direct], size).reshape(fire.shape)
+            if self.has_splash or self.has_suicide:
+                splash_dmg, splash_hits = self._splash(fire, tidx)
+                total, n_hits = total + splash_dmg, n_hits + splash_hits
+            self._apply_damage(total, n_hits)
+            self._after_firing(fire)
+            return
         for delay in self.delays:
             shots = direct & (t.projectile_ticks == delay) if len(self.delays) > 1 else direct
             if not shots.any():
@@ -241,6 +262,10 @@ class Battle:
             splash_dmg, splash_hits = self._splash(fire, tidx)
             self.pending[0, ..., 0] += splash_dmg
             self.pending[0, ..., 1] += splash_hits
+        self._after_firing(fire)
+
+    def _after_firing(self, fire: np.ndarray) -> None:
+        t = self.table
         self.cooldown = np.where(fire, t.cooldown_ticks, self.cooldown)
         if self.has_suicide:
             boom = fire & t.is_suicide
@@ -249,6 +274,8 @@ class Battle:
 
     def _land_hits(self) -> None:
         """Apply the damage arriving this tick, then advance the projectiles in flight by one tick."""
+        if self.delays == [0]:
+            return
         arriving = self.pending[0]
         if arriving[..., 0].any():
             self._apply_damage(arriving[..., 0] * self.alive, arriving[..., 1] * self.alive)

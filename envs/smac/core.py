@@ -106,15 +106,17 @@ class SMACBatch:
         medivac = self.battle.table.is_medivac[side]
         return (alive & ~medivac).any(1) if medivac.any() else alive.any(1)
 
-    def observe(self, idx: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(obs [n, A, obs], state [n, state], avail [n, A, n_actions]) for envs `idx` (default: all)."""
+    def observe(self, idx: np.ndarray | None = None, obs_out: np.ndarray | None = None
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(obs [n, A, obs], state [n, state], avail [n, A, n_actions]) for envs `idx` (default: all);
+        observations are written into `obs_out` when given."""
         idx = self.all if idx is None else idx
         f = self.features
         rel = f.relative(idx)
         dist = np.abs(rel)
         avail = f.avail(idx, dist)
         last = self.last_action[idx]
-        obs = f.obs(idx, rel, dist, avail, last, self.battle.steps, self.limit)
+        obs = f.obs(idx, rel, dist, avail, last, self.battle.steps, self.limit, obs_out)
         state = f.state(idx, obs, last, self.battle.steps, self.limit)
         return obs, state, avail
 

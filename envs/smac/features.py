@@ -98,8 +98,8 @@ class Features:
 
     # -- observations -----------------------------------------------------------------------------------
     def obs(self, idx: np.ndarray, rel: np.ndarray, dist: np.ndarray, avail: np.ndarray, last_action: np.ndarray,
-            steps: np.ndarray, limit: int) -> np.ndarray:
-        """Observations [n, A, obs_size] (float32), written straight into views of the output array."""
+            steps: np.ndarray, limit: int, out: np.ndarray | None = None) -> np.ndarray:
+        """Observations [n, A, obs_size] (float32), every column written through views of `out` (no copy)."""
         b, a, e, flags = self.b, self.n_agents, self.n_enemies, self.flags
         n = len(idx)
         alive = b.alive[idx]
@@ -108,7 +108,7 @@ class Features:
         dist = dist / SIGHT_RANGE
         health = b.hp[idx] / self.max_hp
         shield = b.shield[idx] / self.max_shield
-        out = np.zeros((n, a, self.obs_size), np.float32)
+        out = np.empty((n, a, self.obs_size), np.float32) if out is None else out
         out[:, :, :4] = avail[:, :, 2:6]
         col = 4
         en = out[:, :, col:col + e * self.nf_en].reshape(n, a, e, self.nf_en)
@@ -157,7 +157,7 @@ class Features:
         col += self.bits
         if flags.obs_timestep_number:
             out[:, :, col] = (steps[idx] / limit)[:, None]
-        out *= alive[:, :a, None]
+        out[~alive[:, :a]] = 0.0
         return out
 
     def state(self, idx: np.ndarray, obs: np.ndarray, last_action: np.ndarray, steps: np.ndarray, limit: int

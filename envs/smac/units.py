@@ -106,7 +106,7 @@ class UnitTable:
     def build(cls, names: list[str], dt: float) -> "UnitTable":
         units = [UNIT_TYPES[n] for n in names]
 
-        def arr(fn, dtype=np.float64):
+        def arr(fn, dtype=np.float32):
             return np.array([fn(u) for u in units], dtype=dtype)
 
         return cls(

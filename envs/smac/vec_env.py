@@ -71,8 +71,11 @@ class SMACVecEnv(VecEnv):
         return self._step
 
     def _write_obs(self, idx: np.ndarray, prefix: str) -> None:
-        obs, state, avail = self.core.observe(idx)
-        self.arrays[f"{prefix}obs/{GROUP}"][idx] = obs
+        everything = idx is self.core.all
+        target = self.arrays[f"{prefix}obs/{GROUP}"]
+        obs, state, avail = self.core.observe(idx, target if everything else None)
+        if not everything:
+            target[idx] = obs
         self.arrays[f"{prefix}state"][idx] = state
         self.arrays[f"{prefix}alive/{GROUP}"][idx] = self.core.battle.alive[idx, : self.core.n_agents]
         if not prefix:
