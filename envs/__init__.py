@@ -8,6 +8,7 @@
 """
 from envs import mpe as _mpe  # noqa: F401  (registers mpe_* names)
 from envs import smac as _smac  # noqa: F401  (registers smac_* names)
+from envs import smacv2 as _smacv2  # noqa: F401  (registers smacv2_* names)
 from envs.pettingzoo_adapter import PettingZooAdapter
 from envs.registry import env_factory, make, make_vec, register, registered_names, resolve
 from envs.spec import AgentGroup, EnvSpec

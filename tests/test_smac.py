@@ -234,3 +234,38 @@ def test_mappo_trains_on_smac_3m(tmp_path):
     from marl.cli import main
     assert main(["--algo", "mappo", "--env", "smac_3m", "--steps", "2000", "--n-envs", "8", "--no-progress",
                  "--logdir", str(tmp_path), "rollout_steps=50", "ppo_epochs=1", "train.eval_episodes=4"]) == 0
+
+
+def test_smacv2_names_without_the_package_give_one_line_exit_2(tmp_path):
+    from tests.test_cli import cli
+    result = cli("--algo", "mappo", "--env", "smacv2_zerg_10_vs_11", "--logdir", str(tmp_path),
+                 prelude="import sys; sys.modules['smacv2'] = None; ")
+    assert result.returncode == 2 and len(result.stderr.splitlines()) == 1
+    assert "needs the smacv2 package and StarCraft II" in result.stderr
+
+
+def test_smacv2_adapter_drives_a_stand_in_capability_wrapper(monkeypatch):
+    """The adapter passes smacv2 its capability config and map; a stand-in built on the drop-in env shows
+    the PettingZoo side works without StarCraft II."""
+    import sys
+    import types
+    seen = {}
+
+    def wrapper(capability_config, map_name, **kwargs):
+        seen.update(capability_config=capability_config, map_name=map_name, kwargs=kwargs)
+        return StarCraft2Env(map_name="3m", continuing_episode=kwargs["continuing_episode"], episode_limit=5)
+
+    package, module = types.ModuleType("smacv2"), types.ModuleType("smacv2.env")
+    module.StarCraftCapabilityEnvWrapper = wrapper
+    monkeypatch.setitem(sys.modules, "smacv2", package)
+    monkeypatch.setitem(sys.modules, "smacv2.env", module)
+    env = envs.make("smacv2_terran_10_vs_11")
+    assert seen["map_name"] == "10gen_terran"
+    assert seen["capability_config"]["n_units"] == 10 and seen["capability_config"]["n_enemies"] == 11
+    assert seen["capability_config"]["team_gen"]["exception_unit_types"] == ["medivac"]
+    assert seen["kwargs"]["use_unit_ranges"] is True
+    obs, _ = env.reset(seed=0)
+    assert set(obs) == {"agent_0", "agent_1", "agent_2"}
+    for _ in range(5):
+        obs, rewards, terms, truncs, infos = env.step({a: 1 for a in env.agents})
+    assert all(truncs.values()) and not env.agents  # the 5-step limit truncates

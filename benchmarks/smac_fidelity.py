@@ -1,0 +1,69 @@
+"""Win rates of fixed policies on the built-in SMAC simulator, next to the SMAC paper's heuristic baseline.
+
+    python benchmarks/smac_fidelity.py --maps 2s3z,3s5z,3m,8m,5m_vs_6m,3s_vs_5z,MMM,corridor --episodes 200
+
+Policies: the SMAC paper's heuristic (envs.smac.HeuristicPolicy), random valid actions, and stop-only.
+Published heuristic win rates (SMAC_SPEC.md §7a) are printed beside ours where they exist.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import envs  # noqa: E402
+from envs.smac import HeuristicPolicy  # noqa: E402
+
+PAPER_HEURISTIC = {"2s3z": 90, "3s5z": 42, "1c3s5z": 81, "10m_vs_11m": 12, "5m_vs_6m": 0, "3s_vs_5z": 0,
+                   "27m_vs_30m": 0, "MMM2": 0, "3s5z_vs_3s6z": 0, "6h_vs_8z": 0, "corridor": 0, "2c_vs_64zg": 0,
+                   "bane_vs_bane": 43, "2s_vs_1sc": 0}
+
+
+def win_rate(map_name: str, policy: str, episodes: int, seed: int = 0, n_envs: int = 100) -> tuple[float, float]:
+    """(win rate, mean return) over exactly `episodes` episodes (the first to finish)."""
+    venv = envs.make_vec(f"smac_{map_name}", n_envs=min(n_envs, episodes), seed=seed)
+    heuristic = HeuristicPolicy(venv.core)
+    rng = np.random.default_rng(seed)
+    step = venv.reset()
+    won, returns = [], []
+    while len(won) < episodes:
+        avail = step.group_avail["agent"]
+        if policy == "heuristic":
+            actions = heuristic.act(avail)
+        elif policy == "random":
+            actions = np.argmax(rng.random(avail.shape) * avail, axis=-1)
+        else:
+            actions = np.where(avail[..., 1], 1, 0)
+        step = venv.step({"agent": actions})
+        done = step.done
+        won += step.episode_won[done].tolist()
+        returns += step.episode_return[done].tolist()
+        heuristic.reset(done)
+    return float(np.mean(won[:episodes])), float(np.mean(returns[:episodes]))
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--maps", default="2s3z,3s5z,3m,8m,5m_vs_6m,3s_vs_5z,MMM,corridor")
+    p.add_argument("--episodes", type=int, default=200)
+    p.add_argument("--seed", type=int, default=0)
+    args = p.parse_args()
+    print("| map | heuristic win % (ours) | SMAC paper heuristic % | random win % | stop-only win % | "
+          "heuristic return |\n|---|---|---|---|---|---|")
+    for name in args.maps.split(","):
+        start = time.perf_counter()
+        heur, ret = win_rate(name, "heuristic", args.episodes, args.seed)
+        rand, _ = win_rate(name, "random", args.episodes, args.seed)
+        stop, _ = win_rate(name, "stop", args.episodes, args.seed)
+        paper = PAPER_HEURISTIC.get(name)
+        print(f"| {name} | {100 * heur:.1f} | {'-' if paper is None else paper} | {100 * rand:.1f} | "
+              f"{100 * stop:.1f} | {ret:.2f} |  <!-- {time.perf_counter() - start:.0f} s -->", flush=True)
+
+
+if __name__ == "__main__":
+    main()
