@@ -10,6 +10,7 @@ import numpy as np
 
 from envs.smac.battle import Battle
 from envs.smac.features import FeatureFlags, Features
+from envs.smac.heuristic import HeuristicPolicy
 from envs.smac.maps import SMACMap
 
 
@@ -42,7 +43,7 @@ class SMACBatch:
 
     def __init__(self, smac_map: SMACMap, n_envs: int, seed: int | None = None,
                  flags: FeatureFlags = FeatureFlags(), rewards: RewardConfig = RewardConfig(),
-                 episode_limit: int | None = None) -> None:
+                 episode_limit: int | None = None, heuristic_ai: bool = False) -> None:
         self.map = smac_map
         self.n_envs = n_envs
         self.rng = np.random.default_rng(seed)
@@ -58,6 +59,8 @@ class SMACBatch:
         self.max_reward = self.n_enemies * rewards.reward_death_value + rewards.reward_win \
             + float((t.hp[enemy] + t.shield[enemy]).sum())
         self.all = np.arange(n_envs)
+        # SMAC's heuristic_ai: the built-in heuristic replaces whatever actions are passed to step()
+        self.heuristic = HeuristicPolicy(self.battle) if heuristic_ai else None
 
     def seed(self, seed: int | None) -> None:
         self.rng = np.random.default_rng(seed)
@@ -66,10 +69,14 @@ class SMACBatch:
     def reset(self, mask: np.ndarray) -> None:
         self.battle.reset(mask)
         self.last_action[mask] = 0.0
+        if self.heuristic is not None:
+            self.heuristic.reset(mask)
 
     def step(self, actions: np.ndarray) -> StepOutcome:
         """Advance every env one agent step; `actions` [n_envs, n_agents] must be available actions."""
         b, a, cfg = self.battle, self.n_agents, self.rewards
+        if self.heuristic is not None:
+            actions = self.heuristic.orders()
         prev_alive = b.alive.copy()
         prev_hs = b.hp + b.shield
         self.last_action[...] = 0.0
@@ -121,7 +128,10 @@ class SMACBatch:
         return obs, state, avail
 
     def check_actions(self, actions: np.ndarray, avail: np.ndarray) -> None:
-        """Raise ValueError naming the first unavailable action (SMAC asserts the same)."""
+        """Raise ValueError naming the first unavailable action (SMAC asserts the same); with heuristic_ai
+        the passed actions are ignored and not checked."""
+        if self.heuristic is not None:
+            return
         if actions.shape != (self.n_envs, self.n_agents):
             raise ValueError(f"expected actions of shape ({self.n_envs}, {self.n_agents}), got {actions.shape}")
         if (actions < 0).any() or (actions >= self.n_actions).any():

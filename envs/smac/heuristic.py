@@ -1,57 +1,75 @@
 """The SMAC paper's heuristic ally policy, vectorised over envs and agents.
 
 Each ally attacks the nearest alive enemy (skipping medivacs while other enemies live) and keeps that target
-until it dies; while the target is out of shooting range the ally moves toward it along the dominant axis.
-Medivacs heal the nearest damaged non-medivac ally the same way.
+until it dies; medivacs heal the nearest damaged non-medivac ally. `orders()` gives SMAC's `heuristic_ai`
+behaviour: raw attack orders at any range (the unit closes in by itself), bypassing action availability.
+`act(avail)` is the same policy within the normal action space (SMAC's `heuristic_rest`): when the target is
+not yet attackable the ally moves toward it along the dominant axis.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from envs.smac.battle import N_NON_ATTACK_ACTIONS
-from envs.smac.core import SMACBatch
+from envs.smac.battle import N_NON_ATTACK_ACTIONS, Battle
 
 FAR = 1e9
 
 
 class HeuristicPolicy:
-    """Call `act(avail)` once per step with the vector env's current avail array [n_envs, A, n_actions]."""
+    """Targets persist across steps; call `reset(mask)` for envs that start a new episode."""
 
-    def __init__(self, core: SMACBatch) -> None:
-        self.core = core
-        self.target = np.full((core.n_envs, core.n_agents), -1)
+    def __init__(self, battle: Battle) -> None:
+        self.battle = battle
+        self.target = np.full((battle.n_envs, battle.n_agents), -1)
 
-    def act(self, avail: np.ndarray) -> np.ndarray:
-        core, b = self.core, self.core.battle
-        a, envs = core.n_agents, np.arange(core.n_envs)[:, None]
-        t = b.table
+    def _targets(self) -> tuple[np.ndarray, np.ndarray]:
+        """Update and return (action target index j per agent, its unit index)."""
+        b = self.battle
+        a, envs, t = b.n_agents, np.arange(b.n_envs)[:, None], b.table
         medic = t.is_medivac[:a]
-        pos = b.pos[:, :a]
         enemy_alive = b.alive[:, a:]
         others = enemy_alive & ~t.is_medivac[a:]
         prefer = np.where(others.any(1, keepdims=True), others, enemy_alive)
-        d_enemy = np.linalg.norm(b.pos[:, None, a:] - pos[:, :, None], axis=-1)
+        d_enemy = np.abs(b.z[:, None, a:] - b.z[:, :a, None])
         nearest_enemy = np.where(prefer[:, None, :], d_enemy, FAR).argmin(-1)
-        # keep the current enemy target while it lives
-        current = np.where(self.target >= 0, self.target, 0)
+        current = np.maximum(self.target, 0)
         keep = (self.target >= 0) & enemy_alive[envs, current]
         target = np.where(keep, current, nearest_enemy)
-        unit = target + a  # unit index of the target
+        unit = target + a
         if medic.any():
             damaged = b.alive[:, :a] & ~medic & (b.hp[:, :a] < t.hp[:a])
-            d_ally = np.linalg.norm(pos[:, None, :] - pos[:, :, None], axis=-1)
+            d_ally = np.abs(b.z[:, None, :a] - b.z[:, :a, None])
             heal = np.where(damaged[:, None, :], d_ally, FAR).argmin(-1)
             target = np.where(medic, heal, target)
             unit = np.where(medic, heal, unit)
         self.target = np.where(medic, -1, target)
+        return target, unit
+
+    def orders(self) -> np.ndarray:
+        """SMAC's heuristic_ai: attack (or heal) the chosen target whatever its distance; dead agents no-op."""
+        b = self.battle
+        target, _ = self._targets()
+        alive = b.alive[:, : b.n_agents]
+        if b.table.is_medivac[: b.n_agents].any():  # a medivac with nobody to heal stops
+            medic = b.table.is_medivac[: b.n_agents]
+            damaged = (b.alive[:, : b.n_agents] & (b.hp[:, : b.n_agents] < b.table.hp[: b.n_agents])).any(1)
+            idle = medic & ~damaged[:, None]
+        else:
+            idle = np.zeros_like(alive)
+        return np.where(alive, np.where(idle, 1, N_NON_ATTACK_ACTIONS + target), 0)
+
+    def act(self, avail: np.ndarray) -> np.ndarray:
+        """The same policy with available actions only [n_envs, A] (heuristic_rest)."""
+        b = self.battle
+        envs = np.arange(b.n_envs)[:, None]
+        target, unit = self._targets()
         fire = np.take_along_axis(avail, (N_NON_ATTACK_ACTIONS + target)[..., None], axis=2)[..., 0]
-        delta = b.pos[envs, unit] - pos
-        horizontal = np.abs(delta[..., 0]) > np.abs(delta[..., 1])
-        move = np.where(horizontal, np.where(delta[..., 0] > 0, 4, 5), np.where(delta[..., 1] > 0, 2, 3))
+        delta = b.z[envs, unit] - b.z[:, : b.n_agents]
+        horizontal = np.abs(delta.real) > np.abs(delta.imag)
+        move = np.where(horizontal, np.where(delta.real > 0, 4, 5), np.where(delta.imag > 0, 2, 3))
         can_move = np.take_along_axis(avail, move[..., None], axis=2)[..., 0]
         actions = np.where(fire, N_NON_ATTACK_ACTIONS + target, np.where(can_move, move, 1))
-        actions = np.where(avail[..., 0] & ~avail[..., 1], 0, actions)  # dead agents: no-op
-        return actions
+        return np.where(avail[..., 0] & ~avail[..., 1], 0, actions)  # dead agents: no-op
 
     def reset(self, mask: np.ndarray) -> None:
         """Forget targets in envs that start a new episode."""

@@ -12,14 +12,17 @@ FLAG_KEYS = frozenset(FeatureFlags.__dataclass_fields__)
 
 
 def make_batch(map_name: str, n_envs: int, seed: int | None, episode_limit: int | None, flags: dict) -> SMACBatch:
-    """SMACBatch from SMAC-style keyword flags; unknown flags raise TypeError naming them."""
+    """SMACBatch from SMAC-style keyword flags (plus heuristic_ai); unknown flags raise TypeError naming them."""
+    flags = dict(flags)
+    heuristic_ai = bool(flags.pop("heuristic_ai", False))
     unknown = sorted(set(flags) - REWARD_KEYS - FLAG_KEYS)
     if unknown:
         raise TypeError(f"unknown SMAC option(s) {', '.join(unknown)}; valid: "
                         f"{', '.join(sorted(REWARD_KEYS | FLAG_KEYS))}")
     return SMACBatch(get_map(map_name), n_envs, seed,
                      FeatureFlags(**{k: v for k, v in flags.items() if k in FLAG_KEYS}),
-                     RewardConfig(**{k: v for k, v in flags.items() if k in REWARD_KEYS}), episode_limit)
+                     RewardConfig(**{k: v for k, v in flags.items() if k in REWARD_KEYS}), episode_limit,
+                     heuristic_ai)
 
 
 class SingleBattle:

@@ -14,7 +14,7 @@ import numpy as np
 from envs.smac.single import SingleBattle
 
 IGNORED = frozenset({"step_mul", "move_amount", "difficulty", "game_version", "replay_dir", "replay_prefix",
-                     "window_size_x", "window_size_y", "heuristic_ai", "heuristic_rest", "debug"})
+                     "window_size_x", "window_size_y", "heuristic_rest", "debug"})
 
 
 class StarCraft2Env:

@@ -6,9 +6,8 @@ from typing import Mapping
 import numpy as np
 from gymnasium import spaces
 
-from envs.smac.core import RewardConfig, SMACBatch
-from envs.smac.features import FeatureFlags
 from envs.smac.maps import get_map
+from envs.smac.single import make_batch
 from envs.spec import AgentGroup, EnvSpec
 from envs.vec_env import VecEnv, VecStep, allocate, array_layout
 
@@ -22,9 +21,7 @@ class SMACVecEnv(VecEnv):
     def __init__(self, map_name: str, n_envs: int = 1, seed: int | None = None, episode_limit: int | None = None,
                  name: str | None = None, **flags) -> None:
         smac_map = get_map(map_name)
-        reward_keys = set(RewardConfig.__dataclass_fields__)
-        self.core = SMACBatch(smac_map, n_envs, seed, FeatureFlags(**{k: v for k, v in flags.items() if k not in reward_keys}),
-                              RewardConfig(**{k: v for k, v in flags.items() if k in reward_keys}), episode_limit)
+        self.core = make_batch(map_name, n_envs, seed, episode_limit, flags)
         self.n_envs = n_envs
         self.default_seed = seed
         f = self.core.features
