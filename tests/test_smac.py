@@ -144,9 +144,11 @@ def play(name, policy, episodes=100, seed=0):
 
 
 def test_stopping_loses_random_rarely_wins_heuristic_often_wins_3m():
+    from benchmarks.smac_fidelity import win_rate
     assert play("3m", "stop") == 0.0
     assert play("3m", "random") <= 0.05
-    assert play("3m", "heuristic") >= 0.25
+    assert win_rate("3m", "heuristic", 100)[0] >= 0.5  # SMAC's heuristic_ai protocol (~70%)
+    assert play("3m", "heuristic") >= 0.1  # the same policy within the action space: valid actions, some wins
 
 
 def test_same_seed_same_episodes():

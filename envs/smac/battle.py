@@ -51,6 +51,7 @@ class Battle:
         padded = np.zeros((MAP_SIZE + 2, MAP_SIZE + 2), bool)
         padded[1:-1, 1:-1] = smac_map.pathing()
         self._walk = padded.ravel()  # cell (cx, cy) -> index (cx + 1) * (MAP_SIZE + 2) + cy + 1
+        self._box = _rectangle(padded[1:-1, 1:-1])
         self.reach = t.range[:, None] + t.radius[:, None] + t.radius[None, :]  # weapon reach i -> j (float32)
         self.enemy_of = self.is_ally[:, None] != self.is_ally[None, :]
         self.has_shields = bool((t.shield > 0).any())
@@ -62,6 +63,8 @@ class Battle:
         self.collide = ground[:, None] & ground[None, :] & ~np.eye(n_units, dtype=bool)
         self.radius_sum = t.radius[:, None] + t.radius[None, :]
         self.scan_reach = SCAN_RANGE + self.radius_sum[self.n_agents:, : self.n_agents]  # enemy -> ally [E, A]
+        self.enemy_reach = self.reach[self.n_agents:, : self.n_agents]
+        self.target_penalty = np.where(t.is_medivac[: self.n_agents], 100.0, 0.0).astype(np.float32)  # medivacs last
         # damage per attack of unit i on unit j (bonus included) and the number of attacks
         self.hit_damage = np.where(t.armored[None, :], t.damage_vs_armored[:, None],
                                    np.where(t.light[None, :], t.damage_vs_light[:, None], t.damage_vs_other[:, None]))
@@ -81,6 +84,7 @@ class Battle:
         self._envs = np.arange(n_envs)[:, None]
         self._flat_base = self._envs * n_units
         self._units = np.arange(n_units)
+        self._enemies = np.arange(self.n_enemies)
 
     @property
     def pos(self) -> np.ndarray:
@@ -139,14 +143,21 @@ class Battle:
         goal[:, a:] = complex(*self.map.attack_point)
         has_goal = np.ones(shape, bool)
         has_goal[:, :a] = moving
+        attacked_by = ally_target[:, None, :a] == self._units[None, a:, None]  # [B, E, A], fixed this step
         for tick in range(TICKS_PER_STEP):
             if tick % SENSE_EVERY == 0:
-                self._sense(ally_target, retarget=tick % RETARGET_EVERY == 0)
-            self.last_target = np.where(ally_target >= 0, ally_target, self.ai_target)
-            self._tick(self.last_target, goal, has_goal)
+                retarget = tick % RETARGET_EVERY == 0
+                self._sense(attacked_by, retarget)
+                if retarget:
+                    target = np.where(ally_target >= 0, ally_target, self.ai_target)
+                    tidx = np.maximum(target, 0)
+                    targeting = target >= 0
+                    reach = self.reach[self._units, tidx]
+            self._tick(tidx, targeting, reach, goal, has_goal)
+        self.last_target = target
         self.steps += 1
 
-    def _sense(self, ally_target: np.ndarray, retarget: bool = True) -> None:
+    def _sense(self, attacked_by: np.ndarray, retarget: bool = True) -> None:
         """Collision push-apart, then (when `retarget`) enemy target selection from the same distances."""
         diff = self.z[:, None, :] - self.z[:, :, None]  # [B, i, j] = z_j - z_i
         dist = np.abs(diff)
@@ -169,23 +180,22 @@ class Battle:
                 shift = np.bincount(flat, push.real, size) + 1j * np.bincount(flat, push.imag, size)
                 self._place(self.z + shift.reshape(self.z.shape).astype(np.complex64))
         if retarget:
-            self._enemy_ai(dist[:, self.n_agents:, : self.n_agents], ally_target)
+            self._enemy_ai(dist[:, self.n_agents:, : self.n_agents], attacked_by)
 
-    def _enemy_ai(self, to_ally: np.ndarray, ally_target: np.ndarray) -> None:
+    def _enemy_ai(self, to_ally: np.ndarray, attacked_by: np.ndarray) -> None:
         """Attack-move AI (SMAC_SPEC §5.5/5.7): keep a live target that is in reach or attacking us, else
         acquire the nearest ally within scan range or attacking us (medivacs last). Enemy medivacs follow
-        the most damaged friendly unit."""
-        a, envs, t = self.n_agents, self._envs, self.table  # to_ally: [B, E, A] distances
-        attacked_by = ally_target[:, None, :a] == self._units[None, a:, None]
+        the most damaged friendly unit. `to_ally` [B, E, A] distances; `attacked_by` [B, E, A]."""
+        a, envs, t = self.n_agents, self._envs, self.table
         current = self.ai_target[:, a:]
         cidx = np.clip(current, 0, a - 1)  # enemy medivacs hold friendly targets (>= a): never kept here
         d_cur = np.take_along_axis(to_ally, cidx[..., None], axis=2)[..., 0]
         keep = (current >= 0) & (current < a) & self.alive[envs, cidx] & (
-            (d_cur <= self.reach[a:][np.arange(self.n_enemies), cidx])
+            (d_cur <= self.enemy_reach[self._enemies, cidx])
             | np.take_along_axis(attacked_by, cidx[..., None], axis=2)[..., 0])
         candidate = self.alive[:, None, :a] & ((to_ally < self.scan_reach) | attacked_by)
-        score = np.where(candidate, to_ally + np.where(t.is_medivac[:a], 100.0, 0.0)
-                         + AI_TARGET_JITTER * self.rng.random(to_ally.shape), FAR)
+        jitter = self.rng.random(to_ally.shape, dtype=np.float32)
+        score = np.where(candidate, to_ally + self.target_penalty + AI_TARGET_JITTER * jitter, FAR)
         best = score.argmin(axis=2)
         found = np.take_along_axis(score, best[..., None], axis=2)[..., 0] < FAR
         chosen = np.where(keep, current, np.where(found, best, -1))
@@ -194,19 +204,18 @@ class Battle:
             chosen = np.where(t.is_medivac[a:], frac.argmin(axis=1)[:, None] + a, chosen)
         self.ai_target[:, a:] = chosen
 
-    def _tick(self, target: np.ndarray, goal: np.ndarray, has_goal: np.ndarray) -> None:
+    def _tick(self, tidx: np.ndarray, targeting: np.ndarray, reach: np.ndarray, goal: np.ndarray,
+              has_goal: np.ndarray) -> None:
         t, envs = self.table, self._envs
-        tidx = np.maximum(target, 0)
-        has_target = (target >= 0) & self.alive & self.alive[envs, tidx]
+        has_target = targeting & self.alive & self.alive[envs, tidx]
         tz = self.z[envs, tidx]
-        reach = self.reach[self._units, tidx]
         in_range = has_target & (np.abs(tz - self.z) <= reach)
         # move: chase a target out of reach, else head for the goal (move order / attack-move point)
         chase = has_target & ~in_range
         offset = np.where(chase, tz, goal) - self.z
         length = np.abs(offset)
         wants = self.alive & (chase | (~has_target & has_goal))
-        step = np.clip(length - reach * chase, 0.0, t.speed_per_tick) * wants / np.maximum(length, 1e-9)
+        step = np.minimum(np.maximum(length - reach * chase, 0.0), t.speed_per_tick) * wants / np.maximum(length, 1e-9)
         self._place(self.z + offset * step)
         # fire (or heal) when in reach and ready
         ready = in_range & (self.cooldown <= 0)
@@ -232,6 +241,9 @@ class Battle:
 
     def walkable(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
         """Whether points lie on walkable in-bounds cells (out of bounds is not walkable)."""
+        if self._box is not None:  # the walkable area is one rectangle: four comparisons
+            x0, x1, y0, y1 = self._box
+            return (x >= x0) & (x < x1) & (y >= y0) & (y < y1)
         cx = np.clip(np.floor(x) + 1, 0, MAP_SIZE + 1)
         cy = np.clip(np.floor(y) + 1, 0, MAP_SIZE + 1)
         return self._walk[(cx * (MAP_SIZE + 2) + cy).astype(np.int64)]
@@ -338,3 +350,12 @@ class Battle:
                                    np.minimum(self.energy + MEDIVAC_ENERGY_REGEN * DT, MEDIVAC_MAX_ENERGY), self.energy)
         if self.has_regen:
             self.hp = np.where(self.alive, np.minimum(self.hp + t.regen_per_tick, t.hp), self.hp)
+
+
+def _rectangle(grid: np.ndarray) -> tuple[float, float, float, float] | None:
+    """(x0, x1, y0, y1) if the walkable cells form one axis-aligned rectangle, else None."""
+    xs, ys = np.nonzero(grid)
+    if xs.size == 0:
+        return None
+    x0, x1, y0, y1 = xs.min(), xs.max() + 1, ys.min(), ys.max() + 1
+    return (float(x0), float(x1), float(y0), float(y1)) if grid[x0:x1, y0:y1].all() else None
