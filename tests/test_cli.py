@@ -33,6 +33,8 @@ def cli(*args, cwd=ROOT, prelude=""):
     (["--algo", "mappo", "--env", "mpe_simple_spread", "--device", "cuda:9"], "CUDA is not available"),
     (["--algo", "mappo", "--env", "mpe_simple_spread", "--resume", "/nonexistent"], "no checkpoint found"),
     (["--env", "mpe_simple_spread"], "the following arguments are required: --algo"),
+    (["--algo", "mappo", "--env", "smac_3m", "env.reward_sparce=true"], "unknown SMAC option(s) reward_sparce"),
+    (["--algo", "mappo", "--env", "smac_4m"], "unknown env 'smac_4m'"),
 ])
 def test_bad_input_is_one_line_and_exit_2(args, message, tmp_path):
     result = cli(*args, "--logdir", str(tmp_path))

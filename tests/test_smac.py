@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import envs
-from core.errors import UnknownNameError
+from core.errors import UnknownNameError, UserError
 from envs.smac import HeuristicPolicy, StarCraft2Env
 from envs.smac.core import SMACBatch
 from envs.smac.features import FeatureFlags
@@ -181,7 +181,7 @@ def test_bad_input():
     venv.reset()
     with pytest.raises(ValueError, match="cannot perform action 8"):
         venv.step({"agent": np.full((2, 3), 8)})
-    with pytest.raises(TypeError, match="unknown SMAC option"):
+    with pytest.raises(UserError, match="unknown SMAC option"):
         StarCraft2Env(map_name="3m", reward_sparce=True)
 
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from core.errors import UserError
 from envs.smac.core import RewardConfig, SMACBatch, StepOutcome
 from envs.smac.features import FeatureFlags
 from envs.smac.maps import get_map
@@ -12,12 +13,12 @@ FLAG_KEYS = frozenset(FeatureFlags.__dataclass_fields__)
 
 
 def make_batch(map_name: str, n_envs: int, seed: int | None, episode_limit: int | None, flags: dict) -> SMACBatch:
-    """SMACBatch from SMAC-style keyword flags (plus heuristic_ai); unknown flags raise TypeError naming them."""
+    """SMACBatch from SMAC-style keyword flags (plus heuristic_ai); unknown flags raise UserError naming them."""
     flags = dict(flags)
     heuristic_ai = bool(flags.pop("heuristic_ai", False))
     unknown = sorted(set(flags) - REWARD_KEYS - FLAG_KEYS)
     if unknown:
-        raise TypeError(f"unknown SMAC option(s) {', '.join(unknown)}; valid: "
+        raise UserError(f"unknown SMAC option(s) {', '.join(unknown)}; valid: "
                         f"{', '.join(sorted(REWARD_KEYS | FLAG_KEYS))}")
     return SMACBatch(get_map(map_name), n_envs, seed,
                      FeatureFlags(**{k: v for k, v in flags.items() if k in FLAG_KEYS}),
