@@ -286,3 +286,32 @@ def test_drop_in_heuristic_ai_ignores_the_given_actions():
     env.reset()
     reward, terminated, _ = env.step([0, 0, 0])  # no-ops are invalid for live agents, but ignored here
     assert not terminated and env.battle.core.last_action[0, :, 0].sum() == 0
+
+
+@pytest.mark.parametrize("name, sizes", [("smaclite_protoss_5_vs_5", (11, 92, 130)),
+                                         ("smaclite_terran_5_vs_5", (11, 82, 120)),
+                                         ("smaclite_zerg_5_vs_5", (11, 82, 120)),
+                                         ("smaclite_protoss_10_vs_10", (16, 182, 310))])
+def test_generated_scenarios_have_smacv2_sizes(name, sizes):
+    venv = envs.make_vec(name, n_envs=2, seed=0)
+    step = venv.reset()
+    assert (venv.core.n_actions, step.group_obs["agent"].shape[-1], step.state.shape[-1]) == sizes
+    assert venv.core.limit == 200
+
+
+def test_generated_scenarios_draw_new_teams_and_positions_each_episode():
+    venv = envs.make_vec("smaclite_terran_10_vs_11", n_envs=64, seed=1)
+    venv.reset()
+    b = venv.core.battle
+    kinds = b.kind.copy()
+    assert len({tuple(k) for k in kinds}) > 30  # teams differ between envs
+    assert (kinds[:, 10:20] == kinds[:, :10]).all()  # the enemy mirrors the allies, plus one extra unit
+    medivac = b.roster.type_names.index("medivac")
+    assert not (kinds[:, :10] == medivac).all(1).any()  # never an all-medivac team
+    surrounded = np.abs(b.z[:, :10] - (16 + 16j)).max(1) < 1.0
+    assert 0 < surrounded.sum() < 64  # both start-position kinds occur
+    again = envs.make_vec("smaclite_terran_10_vs_11", n_envs=64, seed=1)
+    again.reset()
+    np.testing.assert_array_equal(again.core.battle.kind, kinds)  # same seed, same episodes
+    from pettingzoo.test import parallel_api_test
+    parallel_api_test(envs.make("smaclite_zerg_5_vs_5"), num_cycles=100)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from envs.smac.maps import MAP_SIZE, SMACMap
+from envs.smac.roster import FixedRoster
 from envs.smac.units import (
     MEDIVAC_ENERGY_REGEN, MEDIVAC_HP_PER_ENERGY, MEDIVAC_MAX_ENERGY, MEDIVAC_START_ENERGY, SHIELD_REGEN_DELAY,
     SHIELD_REGEN_PER_SECOND, UnitTable,
@@ -34,43 +35,47 @@ MOVE_DIRECTIONS = np.array([[0.0, 1.0], [0.0, -1.0], [1.0, 0.0], [-1.0, 0.0]])  
 MOVE_STEPS = (MOVE_DIRECTIONS @ np.array([1, 1j])).astype(np.complex64)
 N_NON_ATTACK_ACTIONS = 6  # no-op, stop, 4 moves
 FAR = 1e9
+# per-unit stat arrays [n_envs, n_units] copied from the unit-type table at reset (name -> table field)
+TABLE_FIELD = {"max_hp": "hp", "max_shield": "shield"}
+PER_UNIT_STATS = ("max_hp", "max_shield", "armor", "attacks", "range", "radius", "cooldown_ticks", "speed_per_tick",
+                  "armored", "light", "obs_max_cooldown", "heal_per_tick", "is_medivac", "is_line_splash",
+                  "is_suicide", "splash_radius", "regen_per_tick", "projectile_ticks")
 
 
 class Battle:
-    """State and dynamics of `n_envs` battles on `smac_map`; see module docstring."""
+    """State and dynamics of `n_envs` battles on `smac_map`; see module docstring.
 
-    def __init__(self, smac_map: SMACMap, n_envs: int, rng: np.random.Generator) -> None:
+    Unit stats are per env and unit slot ([n_envs, n_units], pairwise ones [n_envs, n_units, n_units]) so that
+    procedurally generated rosters can give every episode its own team; `roster` draws types and positions.
+    """
+
+    def __init__(self, smac_map: SMACMap, n_envs: int, rng: np.random.Generator, roster=None) -> None:
         self.map = smac_map
         self.n_envs = n_envs
         self.rng = rng
+        self.roster = roster or FixedRoster(smac_map)
         self.n_agents, self.n_enemies = smac_map.n_agents, smac_map.n_enemies
-        self.names = smac_map.ally_names + smac_map.enemy_names
-        self.n_units = n_units = len(self.names)
-        self.table = t = UnitTable.build(self.names, DT)
+        self.n_units = n_units = self.n_agents + self.n_enemies
+        self.types = t = UnitTable.build(self.roster.type_names, DT)  # stats per unit type
         self.is_ally = np.arange(n_units) < self.n_agents
         padded = np.zeros((MAP_SIZE + 2, MAP_SIZE + 2), bool)
         padded[1:-1, 1:-1] = smac_map.pathing()
         self._walk = padded.ravel()  # cell (cx, cy) -> index (cx + 1) * (MAP_SIZE + 2) + cy + 1
         self._box = _rectangle(padded[1:-1, 1:-1])
-        self.reach = t.range[:, None] + t.radius[:, None] + t.radius[None, :]  # weapon reach i -> j (float32)
         self.enemy_of = self.is_ally[:, None] != self.is_ally[None, :]
         self.has_shields = bool((t.shield > 0).any())
         self.has_splash = bool(t.is_line_splash.any())
         self.has_suicide = bool(t.is_suicide.any())
         self.has_medivac = bool(t.is_medivac.any())
         self.has_regen = bool((t.regen_per_tick > 0).any())
-        ground = ~t.is_medivac
-        self.collide = ground[:, None] & ground[None, :] & ~np.eye(n_units, dtype=bool)
-        self.radius_sum = t.radius[:, None] + t.radius[None, :]
-        self.scan_reach = SCAN_RANGE + self.radius_sum[self.n_agents:, : self.n_agents]  # enemy -> ally [E, A]
-        self.enemy_reach = self.reach[self.n_agents:, : self.n_agents]
-        self.target_penalty = np.where(t.is_medivac[: self.n_agents], 100.0, 0.0).astype(np.float32)  # medivacs last
-        # damage per attack of unit i on unit j (bonus included) and the number of attacks
-        self.hit_damage = np.where(t.armored[None, :], t.damage_vs_armored[:, None],
-                                   np.where(t.light[None, :], t.damage_vs_light[:, None], t.damage_vs_other[:, None]))
-        self.volley = self.hit_damage * t.attacks[:, None]
-        self.spawn = self._spawn_layout()
-        shape = (n_envs, n_units)
+        self.delays = sorted(set(t.projectile_ticks.tolist()))
+        shape, pair = (n_envs, n_units), (n_envs, n_units, n_units)
+        self.kind = np.zeros(shape, np.int64)
+        for name in PER_UNIT_STATS:
+            setattr(self, name, np.zeros(shape, getattr(t, TABLE_FIELD.get(name, name)).dtype))
+        for name in ("reach", "radius_sum", "volley", "hit_damage"):
+            setattr(self, name, np.zeros(pair, np.float32))
+        self.collide = np.zeros(pair, bool)
         self.z = np.zeros(shape, np.complex64)  # float32 precision is ample on a 32 x 32 map
         self.hp, self.shield, self.energy = (np.zeros(shape, np.float32) for _ in range(3))
         self.cooldown, self.shield_delay = np.zeros(shape, np.float32), np.zeros(shape, np.float32)
@@ -78,49 +83,55 @@ class Battle:
         self.ai_target = np.full(shape, -1)
         self.last_target = np.full(shape, -1)  # what each unit attacked/healed in the last step (rendering)
         self.steps = np.zeros(n_envs, np.int64)
+        self.attack_point = np.full(n_envs, complex(*smac_map.attack_point), np.complex64)  # enemy attack-move goal
         # damage in flight: pending[k] lands k ticks from now (ranged projectiles)
-        self.delays = sorted(set(t.projectile_ticks.tolist()))
         self.pending = np.zeros((max(self.delays) + 1, *shape, 2), np.float32)  # [..., (damage, hits)]
         self._envs = np.arange(n_envs)[:, None]
         self._flat_base = self._envs * n_units
         self._units = np.arange(n_units)
-        self._enemies = np.arange(self.n_enemies)
+        self._eye = np.eye(n_units, dtype=bool)
 
     @property
     def pos(self) -> np.ndarray:
         """Positions [n_envs, n_units, 2]."""
         return np.stack([self.z.real, self.z.imag], axis=-1)
 
+    @property
+    def scan_reach(self) -> np.ndarray:
+        """Enemy auto-acquire distance to each ally [B, E, A]: scan range plus both radii."""
+        return SCAN_RANGE + self.radius_sum[:, self.n_agents:, : self.n_agents]
+
     # -- episodes ---------------------------------------------------------------------------------------
-    def _spawn_layout(self) -> np.ndarray:
-        """Starting positions [n_units, 2]: each side packed in a square grid around its spawn point."""
-        m, t = self.map, self.table
-        positions = np.zeros((self.n_units, 2))
-        for side, units in enumerate((np.flatnonzero(self.is_ally), np.flatnonzero(~self.is_ally))):
-            groups: dict[tuple[float, float], list[int]] = {}
-            for u in units:
-                point = m.spawn_by_type.get(self.names[u], (m.ally_spawn, m.enemy_spawn))[side]
-                groups.setdefault(tuple(point), []).append(int(u))
-            for point, members in groups.items():
-                cols = int(np.ceil(np.sqrt(len(members))))
-                gap = 2 * t.radius[members].max() + 0.05
-                for k, u in enumerate(members):
-                    col, row = divmod(k, cols)
-                    offset = np.array([col - (cols - 1) / 2, row - (cols - 1) / 2]) * gap
-                    positions[u] = np.array(point) + (offset if side == 0 else -offset)
-        return positions
+    def _set_stats(self, idx: np.ndarray, kinds: np.ndarray) -> None:
+        """Per-unit and pairwise stats of envs `idx` from their unit types `kinds` [n, U]."""
+        t = self.types
+        self.kind[idx] = kinds
+        for name in PER_UNIT_STATS:
+            getattr(self, name)[idx] = getattr(t, TABLE_FIELD.get(name, name))[kinds]
+        radius, rng_ = t.radius[kinds], t.range[kinds]
+        self.radius_sum[idx] = radius[:, :, None] + radius[:, None, :]
+        self.reach[idx] = rng_[:, :, None] + self.radius_sum[idx]
+        armored, light = t.armored[kinds][:, None, :], t.light[kinds][:, None, :]
+        hit = np.where(armored, t.damage_vs_armored[kinds][:, :, None],
+                       np.where(light, t.damage_vs_light[kinds][:, :, None], t.damage_vs_other[kinds][:, :, None]))
+        self.hit_damage[idx] = hit
+        self.volley[idx] = hit * t.attacks[kinds][:, :, None]
+        ground = ~t.is_medivac[kinds]
+        self.collide[idx] = ground[:, :, None] & ground[:, None, :] & ~self._eye
 
     def reset(self, mask: np.ndarray) -> None:
         """Start new episodes in the envs where `mask` is true."""
         idx = np.flatnonzero(mask)
         if idx.size == 0:
             return
-        t = self.table
-        jitter = self.rng.uniform(-0.1, 0.1, (idx.size, self.n_units, 2)) @ np.array([1, 1j])
-        self.z[idx] = self.spawn @ np.array([1, 1j]) + jitter
-        self.hp[idx] = t.hp
-        self.shield[idx] = t.shield
-        self.energy[idx] = np.where(t.is_medivac, MEDIVAC_START_ENERGY, 0.0)
+        kinds, positions = self.roster.sample(self.rng, idx.size)
+        self._set_stats(idx, kinds)
+        self.z[idx] = positions @ np.array([1, 1j])
+        if getattr(self.roster, "attack_ally_centroid", False):  # generated scenarios: advance on the allies
+            self.attack_point[idx] = self.z[idx, : self.n_agents].mean(1)
+        self.hp[idx] = self.max_hp[idx]
+        self.shield[idx] = self.max_shield[idx]
+        self.energy[idx] = np.where(self.is_medivac[idx], MEDIVAC_START_ENERGY, 0.0)
         self.cooldown[idx] = self.rng.uniform(0, 1, (idx.size, self.n_units))
         self.shield_delay[idx] = 0.0
         self.alive[idx] = True
@@ -136,11 +147,11 @@ class Battle:
         attack = actions >= N_NON_ATTACK_ACTIONS
         j = actions - N_NON_ATTACK_ACTIONS
         ally_target = np.full(shape, -1)
-        ally_target[:, :a] = np.where(attack, np.where(self.table.is_medivac[:a], j, j + a), -1)
+        ally_target[:, :a] = np.where(attack, np.where(self.is_medivac[:, :a], j, j + a), -1)
         moving = (actions >= 2) & ~attack
         goal = np.empty(shape, np.complex64)
         goal[:, :a] = self.z[:, :a] + MOVE_AMOUNT * MOVE_STEPS[np.clip(actions - 2, 0, 3)]
-        goal[:, a:] = complex(*self.map.attack_point)
+        goal[:, a:] = self.attack_point[:, None]
         has_goal = np.ones(shape, bool)
         has_goal[:, :a] = moving
         attacked_by = ally_target[:, None, :a] == self._units[None, a:, None]  # [B, E, A], fixed this step
@@ -152,7 +163,7 @@ class Battle:
                     target = np.where(ally_target >= 0, ally_target, self.ai_target)
                     tidx = np.maximum(target, 0)
                     targeting = target >= 0
-                    reach = self.reach[self._units, tidx]
+                    reach = _gather(self.reach, tidx)
             self._tick(tidx, targeting, reach, goal, has_goal)
         self.last_target = target
         self.steps += 1
@@ -175,7 +186,7 @@ class Battle:
             if live.any():
                 b, i, j = b[live], i[live], j[live]
                 d = dist[b, i, j]
-                push = diff[b, i, j] * (-0.5 * (self.radius_sum[i, j] - d) / np.maximum(d, 1e-6))
+                push = diff[b, i, j] * (-0.5 * (self.radius_sum[b, i, j] - d) / np.maximum(d, 1e-6))
                 flat, size = b * self.n_units + i, self.n_envs * self.n_units
                 shift = np.bincount(flat, push.real, size) + 1j * np.bincount(flat, push.imag, size)
                 self._place(self.z + shift.reshape(self.z.shape).astype(np.complex64))
@@ -186,27 +197,28 @@ class Battle:
         """Attack-move AI (SMAC_SPEC §5.5/5.7): keep a live target that is in reach or attacking us, else
         acquire the nearest ally within scan range or attacking us (medivacs last). Enemy medivacs follow
         the most damaged friendly unit. `to_ally` [B, E, A] distances; `attacked_by` [B, E, A]."""
-        a, envs, t = self.n_agents, self._envs, self.table
+        a, envs = self.n_agents, self._envs
         current = self.ai_target[:, a:]
         cidx = np.clip(current, 0, a - 1)  # enemy medivacs hold friendly targets (>= a): never kept here
         d_cur = np.take_along_axis(to_ally, cidx[..., None], axis=2)[..., 0]
         keep = (current >= 0) & (current < a) & self.alive[envs, cidx] & (
-            (d_cur <= self.enemy_reach[self._enemies, cidx])
+            (d_cur <= _gather(self.reach[:, a:, :a], cidx))
             | np.take_along_axis(attacked_by, cidx[..., None], axis=2)[..., 0])
         candidate = self.alive[:, None, :a] & ((to_ally < self.scan_reach) | attacked_by)
         jitter = self.rng.random(to_ally.shape, dtype=np.float32)
-        score = np.where(candidate, to_ally + self.target_penalty + AI_TARGET_JITTER * jitter, FAR)
+        penalty = np.where(self.is_medivac[:, None, :a], 100.0, 0.0)  # medivacs last
+        score = np.where(candidate, to_ally + penalty + AI_TARGET_JITTER * jitter, FAR)
         best = score.argmin(axis=2)
         found = np.take_along_axis(score, best[..., None], axis=2)[..., 0] < FAR
         chosen = np.where(keep, current, np.where(found, best, -1))
         if self.has_medivac:
-            frac = np.where(self.alive[:, a:] & ~t.is_medivac[a:], self.hp[:, a:] / t.hp[a:], FAR)
-            chosen = np.where(t.is_medivac[a:], frac.argmin(axis=1)[:, None] + a, chosen)
+            frac = np.where(self.alive[:, a:] & ~self.is_medivac[:, a:], self.hp[:, a:] / self.max_hp[:, a:], FAR)
+            chosen = np.where(self.is_medivac[:, a:], frac.argmin(axis=1)[:, None] + a, chosen)
         self.ai_target[:, a:] = chosen
 
     def _tick(self, tidx: np.ndarray, targeting: np.ndarray, reach: np.ndarray, goal: np.ndarray,
               has_goal: np.ndarray) -> None:
-        t, envs = self.table, self._envs
+        envs = self._envs
         has_target = targeting & self.alive & self.alive[envs, tidx]
         tz = self.z[envs, tidx]
         in_range = has_target & (np.abs(tz - self.z) <= reach)
@@ -215,13 +227,13 @@ class Battle:
         offset = np.where(chase, tz, goal) - self.z
         length = np.abs(offset)
         wants = self.alive & (chase | (~has_target & has_goal))
-        step = np.minimum(np.maximum(length - reach * chase, 0.0), t.speed_per_tick) * wants / np.maximum(length, 1e-9)
+        step = np.minimum(np.maximum(length - reach * chase, 0.0), self.speed_per_tick) * wants / np.maximum(length, 1e-9)
         self._place(self.z + offset * step)
         # fire (or heal) when in reach and ready
         ready = in_range & (self.cooldown <= 0)
         if self.has_medivac:
-            self._heal(ready & t.is_medivac, tidx)
-            ready &= ~t.is_medivac
+            self._heal(ready & self.is_medivac, tidx)
+            ready &= ~self.is_medivac
         if ready.any():
             self._attack(ready, tidx)
         self._land_hits()
@@ -251,13 +263,13 @@ class Battle:
     def _attack(self, fire: np.ndarray, tidx: np.ndarray) -> None:
         """Fire: melee and instant hits land now, projectiles after their travel time (so shots already in
         flight at a target that dies are wasted, as in SC2)."""
-        t, size = self.table, self.n_envs * self.n_units
-        direct = fire & ~t.is_suicide if self.has_suicide else fire
-        volley = self.volley[self._units, tidx]
+        size = self.n_envs * self.n_units
+        direct = fire & ~self.is_suicide if self.has_suicide else fire
+        volley = _gather(self.volley, tidx)
         if self.delays == [0]:  # no projectiles on this map: every hit lands now
             flat = (self._flat_base + tidx)[direct]
             total = np.bincount(flat, volley[direct], size).reshape(fire.shape)
-            n_hits = np.bincount(flat, (t.attacks * direct)[direct], size).reshape(fire.shape)
+            n_hits = np.bincount(flat, (self.attacks * direct)[direct], size).reshape(fire.shape)
             if self.has_splash or self.has_suicide:
                 splash_dmg, splash_hits = self._splash(fire, tidx)
                 total, n_hits = total + splash_dmg, n_hits + splash_hits
@@ -265,13 +277,13 @@ class Battle:
             self._after_firing(fire)
             return
         for delay in self.delays:
-            shots = direct & (t.projectile_ticks == delay) if len(self.delays) > 1 else direct
+            shots = direct & (self.projectile_ticks == delay) if len(self.delays) > 1 else direct
             if not shots.any():
                 continue
             flat = (self._flat_base + tidx)[shots]
             slot = self.pending[delay]
             slot[..., 0] += np.bincount(flat, volley[shots], size).reshape(fire.shape)
-            slot[..., 1] += np.bincount(flat, (t.attacks * shots)[shots], size).reshape(fire.shape)
+            slot[..., 1] += np.bincount(flat, (self.attacks * shots)[shots], size).reshape(fire.shape)
         if self.has_splash or self.has_suicide:
             splash_dmg, splash_hits = self._splash(fire, tidx)
             self.pending[0, ..., 0] += splash_dmg
@@ -279,10 +291,9 @@ class Battle:
         self._after_firing(fire)
 
     def _after_firing(self, fire: np.ndarray) -> None:
-        t = self.table
-        self.cooldown = np.where(fire, t.cooldown_ticks, self.cooldown)
+        self.cooldown = np.where(fire, self.cooldown_ticks, self.cooldown)
         if self.has_suicide:
-            boom = fire & t.is_suicide
+            boom = fire & self.is_suicide
             self.hp[boom] = 0.0
             self.alive &= ~boom
 
@@ -300,18 +311,18 @@ class Battle:
     def _splash(self, fire: np.ndarray, tidx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Colossus beam (enemies within splash_radius of the primary target, primary excluded) and baneling
         explosions (enemies within splash_radius of the baneling): damage [B, U] and hit counts [B, U]."""
-        t, envs = self.table, self._envs
-        line = fire & t.is_line_splash
-        boom = fire & t.is_suicide
+        envs = self._envs
+        line = fire & self.is_line_splash
+        boom = fire & self.is_suicide
         centre = np.where(line, self.z[envs, tidx], self.z)  # the target (beam) or the baneling itself
         d = np.abs(self.z[:, None, :] - centre[:, :, None])  # [B, attacker, victim]
         victims = self.enemy_of[None] & self.alive[:, None, :]
-        radius = t.splash_radius[None, :, None]
+        radius = self.splash_radius[:, :, None]
         hit = (line[..., None] & (d < radius) & (self._units[None, None, :] != tidx[..., None])) \
-            | (boom[..., None] & (d < radius + t.radius[None, None, :]))
+            | (boom[..., None] & (d < radius + self.radius[:, None, :]))
         hit &= victims
-        hits = hit * t.attacks[None, :, None]
-        return (self.hit_damage[None] * hits).sum(1), hits.sum(1)
+        hits = hit * self.attacks[:, :, None]
+        return (self.hit_damage * hits).sum(1), hits.sum(1)
 
     def _apply_damage(self, total: np.ndarray, n_hits: np.ndarray) -> None:
         """Shields absorb first; each hit that reaches hp is reduced by armor (SMAC_SPEC §5.2)."""
@@ -320,7 +331,7 @@ class Battle:
         overflow = total - absorbed
         hits_on_hp = n_hits * overflow / np.maximum(total, 1e-9)
         self.shield -= absorbed
-        self.hp -= np.maximum(overflow - self.table.armor * hits_on_hp, 0.0)
+        self.hp -= np.maximum(overflow - self.armor * hits_on_hp, 0.0)
         self.shield_delay = np.where(hit, SHIELD_REGEN_DELAY / DT, self.shield_delay)
         died = self.alive & (self.hp <= 0)
         if died.any():
@@ -331,25 +342,29 @@ class Battle:
     def _heal(self, healing: np.ndarray, tidx: np.ndarray) -> None:
         if not healing.any():
             return
-        t, envs = self.table, self._envs
-        missing = t.hp[tidx] - self.hp[envs, tidx]
-        amount = np.clip(np.minimum(t.heal_per_tick, self.energy * MEDIVAC_HP_PER_ENERGY), 0.0, missing) * healing
+        envs = self._envs
+        missing = self.max_hp[envs, tidx] - self.hp[envs, tidx]
+        amount = np.clip(np.minimum(self.heal_per_tick, self.energy * MEDIVAC_HP_PER_ENERGY), 0.0, missing) * healing
         flat = (self._flat_base + tidx).ravel()
         self.hp += np.bincount(flat, amount.ravel(), self.n_envs * self.n_units).reshape(self.hp.shape)
         self.energy -= amount / MEDIVAC_HP_PER_ENERGY
 
     def _regenerate(self) -> None:
-        t = self.table
         self.cooldown -= 1.0
         if self.has_shields:
             regen = self.alive & (self.shield_delay <= 0)
-            self.shield = np.where(regen, np.minimum(self.shield + SHIELD_REGEN_PER_SECOND * DT, t.shield), self.shield)
+            self.shield = np.where(regen, np.minimum(self.shield + SHIELD_REGEN_PER_SECOND * DT, self.max_shield), self.shield)
             self.shield_delay -= 1.0
         if self.has_medivac:
-            self.energy = np.where(self.alive & t.is_medivac,
+            self.energy = np.where(self.alive & self.is_medivac,
                                    np.minimum(self.energy + MEDIVAC_ENERGY_REGEN * DT, MEDIVAC_MAX_ENERGY), self.energy)
         if self.has_regen:
-            self.hp = np.where(self.alive, np.minimum(self.hp + t.regen_per_tick, t.hp), self.hp)
+            self.hp = np.where(self.alive, np.minimum(self.hp + self.regen_per_tick, self.max_hp), self.hp)
+
+
+def _gather(pairwise: np.ndarray, index: np.ndarray) -> np.ndarray:
+    """pairwise[b, u, index[b, u]] for a [B, U, U] array and [B, U'] indices (U' <= U rows from the top)."""
+    return np.take_along_axis(pairwise[:, : index.shape[1]], index[..., None], axis=2)[..., 0]
 
 
 def _rectangle(grid: np.ndarray) -> tuple[float, float, float, float] | None:

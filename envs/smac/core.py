@@ -43,21 +43,18 @@ class SMACBatch:
 
     def __init__(self, smac_map: SMACMap, n_envs: int, seed: int | None = None,
                  flags: FeatureFlags = FeatureFlags(), rewards: RewardConfig = RewardConfig(),
-                 episode_limit: int | None = None, heuristic_ai: bool = False) -> None:
+                 episode_limit: int | None = None, heuristic_ai: bool = False, roster=None) -> None:
         self.map = smac_map
         self.n_envs = n_envs
         self.rng = np.random.default_rng(seed)
-        self.battle = Battle(smac_map, n_envs, self.rng)
+        self.battle = Battle(smac_map, n_envs, self.rng, roster)
         self.features = Features(self.battle, flags)
         self.rewards = rewards
         self.limit = episode_limit or smac_map.limit
         self.n_agents, self.n_enemies = smac_map.n_agents, smac_map.n_enemies
         self.n_actions = self.features.n_actions
         self.last_action = np.zeros((n_envs, self.n_agents, self.n_actions), np.float32)
-        t = self.battle.table
-        enemy = slice(self.n_agents, None)
-        self.max_reward = self.n_enemies * rewards.reward_death_value + rewards.reward_win \
-            + float((t.hp[enemy] + t.shield[enemy]).sum())
+        self.max_reward: float | None = None  # set from the first episode's enemy team, as SMAC/smacv2 do
         self.all = np.arange(n_envs)
         # SMAC's heuristic_ai: the built-in heuristic replaces whatever actions are passed to step()
         self.heuristic = HeuristicPolicy(self.battle) if heuristic_ai else None
@@ -69,6 +66,10 @@ class SMACBatch:
     def reset(self, mask: np.ndarray) -> None:
         self.battle.reset(mask)
         self.last_action[mask] = 0.0
+        if self.max_reward is None and mask.any():
+            b, first, cfg = self.battle, int(np.flatnonzero(mask)[0]), self.rewards
+            enemy_hs = float((b.max_hp[first, self.n_agents:] + b.max_shield[first, self.n_agents:]).sum())
+            self.max_reward = self.n_enemies * cfg.reward_death_value + cfg.reward_win + enemy_hs
         if self.heuristic is not None:
             self.heuristic.reset(mask)
 
@@ -110,8 +111,7 @@ class SMACBatch:
     def _fighting(self, alive: np.ndarray, a: bool) -> np.ndarray:
         """A side is still in the fight if any unit lives (on MMM maps, medivacs alone do not count)."""
         side = slice(None, self.n_agents) if a else slice(self.n_agents, None)
-        medivac = self.battle.table.is_medivac[side]
-        return (alive & ~medivac).any(1) if medivac.any() else alive.any(1)
+        return (alive & ~self.battle.is_medivac[:, side]).any(1)
 
     def observe(self, idx: np.ndarray | None = None, obs_out: np.ndarray | None = None
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

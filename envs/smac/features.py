@@ -10,6 +10,7 @@ import numpy as np
 
 from envs.smac.battle import MOVE_STEPS, N_NON_ATTACK_ACTIONS, Battle
 from envs.smac.maps import MAP_SIZE
+from envs.smac.units import UNIT_TYPES
 
 SIGHT_RANGE = 9.0
 SHOOT_RANGE = 6.0
@@ -26,6 +27,9 @@ class FeatureFlags:
     state_last_action: bool = True
     state_timestep_number: bool = False
     obs_instead_of_state: bool = False
+    obs_own_pos: bool = False  # smacv2: own x/32, y/32 in the own features
+    use_unit_ranges: bool = False  # smacv2: each unit's own sight and shoot range instead of 9 and 6
+    min_attack_range: float = 2.0  # smacv2: shoot range = max(weapon range, this) with use_unit_ranges
 
 
 class Features:
@@ -41,16 +45,19 @@ class Features:
         self.ally_shield = int(m.ally_race == "P")
         self.enemy_shield = int(m.enemy_race == "P")
         ally_ids, enemy_ids = m.type_ids()
-        self.onehot = np.zeros((battle.n_units, self.bits))
-        for u, name in enumerate(battle.names):
-            ids = ally_ids if u < self.n_agents else enemy_ids
-            if self.bits:
-                self.onehot[u, ids[name]] = 1.0
+        names = battle.roster.type_names
+        self.ally_onehot = np.zeros((len(names), self.bits), np.float32)  # per unit type
+        self.enemy_onehot = np.zeros((len(names), self.bits), np.float32)
+        for k, name in enumerate(names):
+            if self.bits and name in ally_ids:
+                self.ally_onehot[k, ally_ids[name]] = 1.0
+            if self.bits and name in enemy_ids:
+                self.enemy_onehot[k, enemy_ids[name]] = 1.0
         health = flags.obs_all_health
         own_health = flags.obs_own_health or health
         self.nf_en = 4 + (1 + self.enemy_shield if health else 0) + self.bits
         self.nf_al = 4 + (1 + self.ally_shield if health else 0) + self.bits + (self.n_actions if flags.obs_last_action else 0)
-        self.nf_own = (1 + self.ally_shield if own_health else 0) + self.bits
+        self.nf_own = (1 + self.ally_shield if own_health else 0) + self.bits + 2 * int(flags.obs_own_pos)
         self.obs_size = 4 + self.n_enemies * self.nf_en + (self.n_agents - 1) * self.nf_al + self.nf_own \
             + int(flags.obs_timestep_number)
         self.nf_al_state = 4 + self.ally_shield + self.bits
@@ -62,10 +69,9 @@ class Features:
                 + (self.n_agents * self.n_actions if flags.state_last_action else 0) + int(flags.state_timestep_number)
         a = self.n_agents
         self.others = np.array([[k for k in range(a) if k != i] for i in range(a)], dtype=np.int64).reshape(a, a - 1)
-        t = battle.table
-        self.max_hp = t.hp
-        self.max_shield = np.maximum(t.shield, 1.0)
-        self.is_medivac = t.is_medivac
+        types = battle.types
+        self.type_sight = np.array([UNIT_TYPES[n].sight for n in names], np.float32)
+        self.type_shoot = np.maximum(types.range, flags.min_attack_range)
 
     # -- actions ----------------------------------------------------------------------------------------
     def can_move(self, idx: np.ndarray) -> np.ndarray:
@@ -78,21 +84,36 @@ class Features:
         z = self.b.z[idx]
         return z[:, None, :] - z[:, : self.n_agents, None]
 
+    def ranges(self, idx: np.ndarray) -> tuple[np.ndarray | float, np.ndarray | float]:
+        """(sight, shoot) range of each agent: SMAC's 9 and 6, or with use_unit_ranges each unit's own
+        ([n, A, 1], broadcasting against [n, A, U] distances)."""
+        if not self.flags.use_unit_ranges:
+            return SIGHT_RANGE, SHOOT_RANGE
+        kinds = self.b.kind[idx, : self.n_agents, None]
+        return self.type_sight[kinds], self.type_shoot[kinds]
+
+    def onehot(self, idx: np.ndarray) -> np.ndarray:
+        """Unit-type one-hot [n, U, bits] (allies and enemies use their own orders)."""
+        kinds, a = self.b.kind[idx], self.n_agents
+        return np.concatenate([self.ally_onehot[kinds[:, :a]], self.enemy_onehot[kinds[:, a:]]], axis=1)
+
     def avail(self, idx: np.ndarray, dist: np.ndarray) -> np.ndarray:
         """Available actions [n, A, n_actions]; `dist` is abs(relative(idx))."""
         b, a = self.b, self.n_agents
         alive = b.alive[idx, :a]
+        _, shoot = self.ranges(idx)
         out = np.zeros((len(idx), a, self.n_actions), bool)
         out[:, :, 0] = ~alive
         out[:, :, 1] = alive
         out[:, :, 2:6] = self.can_move(idx) & alive[..., None]
-        enemy_ok = b.alive[idx, None, a:] & (dist[:, :, a:] <= SHOOT_RANGE)
-        if self.is_medivac[:a].any():
-            ally_ok = b.alive[idx, None, :a] & ~self.is_medivac[None, None, :a] & (dist[:, :, :a] <= SHOOT_RANGE)
+        enemy_ok = b.alive[idx, None, a:] & (dist[:, :, a:] <= shoot)
+        medic = b.is_medivac[idx, :a]
+        if medic.any():
+            ally_ok = b.alive[idx, None, :a] & ~medic[:, None, :] & (dist[:, :, :a] <= shoot)
             heal = np.zeros_like(enemy_ok)
             width = min(a, self.n_enemies)
             heal[:, :, :width] = ally_ok[:, :, :width]
-            enemy_ok = np.where(self.is_medivac[None, :a, None], heal, enemy_ok)
+            enemy_ok = np.where(medic[:, :, None], heal, enemy_ok)
         out[:, :, N_NON_ATTACK_ACTIONS:] = enemy_ok & alive[..., None]
         return out
 
@@ -103,11 +124,13 @@ class Features:
         b, a, e, flags = self.b, self.n_agents, self.n_enemies, self.flags
         n = len(idx)
         alive = b.alive[idx]
-        visible = alive[:, None, :] & (dist < SIGHT_RANGE) & alive[:, :a, None]  # [n, A, U]
-        rel = rel / SIGHT_RANGE
-        dist = dist / SIGHT_RANGE
-        health = b.hp[idx] / self.max_hp
-        shield = b.shield[idx] / self.max_shield
+        sight, _ = self.ranges(idx)
+        visible = alive[:, None, :] & (dist < sight) & alive[:, :a, None]  # [n, A, U]
+        rel = rel / sight
+        dist = dist / sight
+        health = b.hp[idx] / b.max_hp[idx]
+        shield = b.shield[idx] / np.maximum(b.max_shield[idx], 1.0)
+        onehot = self.onehot(idx) if self.bits else None
         out = np.empty((n, a, self.obs_size), np.float32) if out is None else out
         out[:, :, :4] = avail[:, :, 2:6]
         col = 4
@@ -124,7 +147,8 @@ class Features:
             if self.enemy_shield:
                 en[..., k] = shield[:, None, a:]
                 k += 1
-        en[..., k:k + self.bits] = self.onehot[a:]
+        if self.bits:
+            en[..., k:k + self.bits] = onehot[:, None, a:]
         en *= visible[:, :, a:, None]
         if a > 1:
             rows, others = np.arange(a)[:, None], self.others
@@ -141,7 +165,8 @@ class Features:
                 if self.ally_shield:
                     al[..., k] = shield[:, others]
                     k += 1
-            al[..., k:k + self.bits] = self.onehot[others]
+            if self.bits:
+                al[..., k:k + self.bits] = onehot[:, others]
             k += self.bits
             if flags.obs_last_action:
                 al[..., k:k + self.n_actions] = last_action[:, others]
@@ -153,8 +178,13 @@ class Features:
             if self.ally_shield:
                 out[:, :, col] = shield[:, :a]
                 col += 1
-        out[:, :, col:col + self.bits] = self.onehot[:a]
+        if self.bits:
+            out[:, :, col:col + self.bits] = onehot[:, :a]
         col += self.bits
+        if flags.obs_own_pos:
+            z = b.z[idx, :a] / MAP_SIZE
+            out[:, :, col], out[:, :, col + 1] = z.real, z.imag
+            col += 2
         if flags.obs_timestep_number:
             out[:, :, col] = (steps[idx] / limit)[:, None]
         out[~alive[:, :a]] = 0.0
@@ -165,13 +195,15 @@ class Features:
         flags = self.flags
         if flags.obs_instead_of_state:
             return obs.reshape(len(idx), -1)
-        b, a, t = self.b, self.n_agents, self.b.table
+        b, a = self.b, self.n_agents
         n = len(idx)
         alive = b.alive[idx]
         centre = (b.pos[idx] - MAP_SIZE / 2) / MAP_SIZE
-        health = b.hp[idx] / self.max_hp
-        shield = b.shield[idx] / self.max_shield
-        cooldown = np.where(self.is_medivac, b.energy[idx] / 200.0, np.maximum(b.cooldown[idx], 0.0) / t.obs_max_cooldown)
+        health = b.hp[idx] / b.max_hp[idx]
+        shield = b.shield[idx] / np.maximum(b.max_shield[idx], 1.0)
+        cooldown = np.where(b.is_medivac[idx], b.energy[idx] / 200.0,
+                            np.maximum(b.cooldown[idx], 0.0) / b.obs_max_cooldown[idx])
+        onehot = self.onehot(idx) if self.bits else np.zeros((n, b.n_units, 0), np.float32)
         al = np.zeros((n, a, self.nf_al_state))
         al[..., 0] = health[:, :a]
         al[..., 1] = cooldown[:, :a]
@@ -180,7 +212,7 @@ class Features:
         if self.ally_shield:
             al[..., k] = shield[:, :a]
             k += 1
-        al[..., k:] = self.onehot[:a]
+        al[..., k:] = onehot[:, :a]
         al *= alive[:, :a, None]
         en = np.zeros((n, self.n_enemies, self.nf_en_state))
         en[..., 0] = health[:, a:]
@@ -189,7 +221,7 @@ class Features:
         if self.enemy_shield:
             en[..., k] = shield[:, a:]
             k += 1
-        en[..., k:] = self.onehot[a:]
+        en[..., k:] = onehot[:, a:]
         en *= alive[:, a:, None]
         parts = [al.reshape(n, -1), en.reshape(n, -1)]
         if flags.state_last_action:

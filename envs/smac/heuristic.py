@@ -25,10 +25,10 @@ class HeuristicPolicy:
     def _targets(self) -> tuple[np.ndarray, np.ndarray]:
         """Update and return (action target index j per agent, its unit index)."""
         b = self.battle
-        a, envs, t = b.n_agents, np.arange(b.n_envs)[:, None], b.table
-        medic = t.is_medivac[:a]
+        a, envs = b.n_agents, np.arange(b.n_envs)[:, None]
+        medic = b.is_medivac[:, :a]
         enemy_alive = b.alive[:, a:]
-        others = enemy_alive & ~t.is_medivac[a:]
+        others = enemy_alive & ~b.is_medivac[:, a:]
         prefer = np.where(others.any(1, keepdims=True), others, enemy_alive)
         d_enemy = np.abs(b.z[:, None, a:] - b.z[:, :a, None])
         nearest_enemy = np.where(prefer[:, None, :], d_enemy, FAR).argmin(-1)
@@ -37,7 +37,7 @@ class HeuristicPolicy:
         target = np.where(keep, current, nearest_enemy)
         unit = target + a
         if medic.any():
-            damaged = b.alive[:, :a] & ~medic & (b.hp[:, :a] < t.hp[:a])
+            damaged = b.alive[:, :a] & ~medic & (b.hp[:, :a] < b.max_hp[:, :a])
             d_ally = np.abs(b.z[:, None, :a] - b.z[:, :a, None])
             heal = np.where(damaged[:, None, :], d_ally, FAR).argmin(-1)
             target = np.where(medic, heal, target)
@@ -50,9 +50,9 @@ class HeuristicPolicy:
         b = self.battle
         target, _ = self._targets()
         alive = b.alive[:, : b.n_agents]
-        if b.table.is_medivac[: b.n_agents].any():  # a medivac with nobody to heal stops
-            medic = b.table.is_medivac[: b.n_agents]
-            damaged = (b.alive[:, : b.n_agents] & (b.hp[:, : b.n_agents] < b.table.hp[: b.n_agents])).any(1)
+        medic = b.is_medivac[:, : b.n_agents]
+        if medic.any():  # a medivac with nobody to heal stops
+            damaged = (b.alive[:, : b.n_agents] & (b.hp[:, : b.n_agents] < b.max_hp[:, : b.n_agents])).any(1)
             idle = medic & ~damaged[:, None]
         else:
             idle = np.zeros_like(alive)

@@ -25,6 +25,10 @@ TYPE_ORDERS = {
                                  {"colossus": 0, "stalker": 1, "zealot": 2}),
     "bane": ({"baneling": 0, "zergling": 1}, {"baneling": 0, "zergling": 1}),
     "none": ({}, {}),
+    # SMACv2 (get_unit_type_id), used by the procedurally generated smaclite_* scenarios
+    "protoss": ({"stalker": 0, "zealot": 1, "colossus": 2}, {"stalker": 0, "zealot": 1, "colossus": 2}),
+    "terran": ({"marine": 0, "marauder": 1, "medivac": 2}, {"marine": 0, "marauder": 1, "medivac": 2}),
+    "zerg": ({"zergling": 0, "hydralisk": 1, "baneling": 2}, {"zergling": 0, "hydralisk": 1, "baneling": 2}),
 }
 
 

@@ -28,7 +28,7 @@ def render_frame(core: SMACBatch, env: int = 0, scale: int = 16) -> np.ndarray:
     px = np.arange(size) + 0.5
     for u in np.flatnonzero(b.alive[env]):
         cx, cy = b.z[env, u].real * scale, size - b.z[env, u].imag * scale
-        r = b.table.radius[u] * scale
+        r = b.radius[env, u] * scale
         target = b.last_target[env, u]
         if target >= 0 and b.alive[env, target]:
             tx, ty = b.z[env, target].real * scale, size - b.z[env, target].imag * scale
@@ -38,7 +38,7 @@ def render_frame(core: SMACBatch, env: int = 0, scale: int = 16) -> np.ndarray:
             frame[ys, xs] = (ALLY if b.is_ally[u] else ENEMY) // 2 + 100
         inside = (px[None, :] - cx) ** 2 + (px[:, None] - cy) ** 2 <= r * r
         frame[inside] = ALLY if b.is_ally[u] else ENEMY
-        frac = b.hp[env, u] / b.table.hp[u]
+        frac = b.hp[env, u] / b.max_hp[env, u]
         top = int(cy - r - 4)
         x0, x1 = int(cx - r), int(cx + r)
         if 0 <= top < size - 2:

@@ -7,23 +7,30 @@ from core.errors import UserError
 from envs.smac.core import RewardConfig, SMACBatch, StepOutcome
 from envs.smac.features import FeatureFlags
 from envs.smac.maps import get_map
+from envs.smac.scenarios import SCENARIOS
 
 REWARD_KEYS = frozenset(RewardConfig.__dataclass_fields__)
 FLAG_KEYS = frozenset(FeatureFlags.__dataclass_fields__)
 
 
 def make_batch(map_name: str, n_envs: int, seed: int | None, episode_limit: int | None, flags: dict) -> SMACBatch:
-    """SMACBatch from SMAC-style keyword flags (plus heuristic_ai); unknown flags raise UserError naming them."""
+    """SMACBatch from SMAC-style keyword flags (plus heuristic_ai); unknown flags raise UserError naming them.
+    `map_name` is a SMAC map or a generated scenario (smaclite_<race>_<n>_vs_<m>, see envs.smac.scenarios)."""
     flags = dict(flags)
     heuristic_ai = bool(flags.pop("heuristic_ai", False))
+    if map_name in SCENARIOS:
+        smac_map, roster, defaults = SCENARIOS[map_name].build()
+        flags = {**defaults, **flags}
+    else:
+        smac_map, roster = get_map(map_name), None
     unknown = sorted(set(flags) - REWARD_KEYS - FLAG_KEYS)
     if unknown:
         raise UserError(f"unknown SMAC option(s) {', '.join(unknown)}; valid: "
                         f"{', '.join(sorted(REWARD_KEYS | FLAG_KEYS))}")
-    return SMACBatch(get_map(map_name), n_envs, seed,
+    return SMACBatch(smac_map, n_envs, seed,
                      FeatureFlags(**{k: v for k, v in flags.items() if k in FLAG_KEYS}),
                      RewardConfig(**{k: v for k, v in flags.items() if k in REWARD_KEYS}), episode_limit,
-                     heuristic_ai)
+                     heuristic_ai, roster)
 
 
 class SingleBattle:

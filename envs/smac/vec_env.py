@@ -6,7 +6,6 @@ from typing import Mapping
 import numpy as np
 from gymnasium import spaces
 
-from envs.smac.maps import get_map
 from envs.smac.single import make_batch
 from envs.spec import AgentGroup, EnvSpec
 from envs.vec_env import VecEnv, VecStep, allocate, array_layout
@@ -20,8 +19,8 @@ class SMACVecEnv(VecEnv):
 
     def __init__(self, map_name: str, n_envs: int = 1, seed: int | None = None, episode_limit: int | None = None,
                  name: str | None = None, **flags) -> None:
-        smac_map = get_map(map_name)
         self.core = make_batch(map_name, n_envs, seed, episode_limit, flags)
+        smac_map = self.core.map
         self.n_envs = n_envs
         self.default_seed = seed
         f = self.core.features

@@ -1,0 +1,91 @@
+"""Who fights where: fixed SMAC rosters and SMACv2-style procedurally generated ones.
+
+A roster names the unit types that can appear (`type_names`) and draws, for a batch of new episodes, each
+unit slot's type index and starting position (allies first, then enemies).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from envs.smac.maps import MAP_SIZE, SMACMap
+from envs.smac.units import UNIT_TYPES
+
+SPAWN_JITTER = 0.1
+
+
+class FixedRoster:
+    """A SMAC map: the same units every episode, each side packed in a square grid around its spawn point."""
+
+    def __init__(self, smac_map: SMACMap) -> None:
+        names = smac_map.ally_names + smac_map.enemy_names
+        self.type_names = sorted(set(names))
+        self.kinds = np.array([self.type_names.index(n) for n in names])
+        n_agents = smac_map.n_agents
+        positions = np.zeros((len(names), 2))
+        for side, units in enumerate((np.arange(n_agents), np.arange(n_agents, len(names)))):
+            groups: dict[tuple[float, float], list[int]] = {}
+            for u in units:
+                point = smac_map.spawn_by_type.get(names[u], (smac_map.ally_spawn, smac_map.enemy_spawn))[side]
+                groups.setdefault(tuple(point), []).append(int(u))
+            for point, members in groups.items():
+                cols = int(np.ceil(np.sqrt(len(members))))
+                gap = 2 * max(UNIT_TYPES[names[u]].radius for u in members) + 0.05
+                for k, u in enumerate(members):
+                    col, row = divmod(k, cols)
+                    offset = np.array([col - (cols - 1) / 2, row - (cols - 1) / 2]) * gap
+                    positions[u] = np.array(point) + (offset if side == 0 else -offset)
+        self.positions = positions
+
+    def sample(self, rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
+        jitter = rng.uniform(-SPAWN_JITTER, SPAWN_JITTER, (n, *self.positions.shape))
+        return np.broadcast_to(self.kinds, (n, len(self.kinds))), self.positions + jitter
+
+
+class ProceduralRoster:
+    """SMACv2's weighted_teams unit mix and surrounded_and_reflect start positions (SMAC_SPEC.md §1.4)."""
+
+    attack_ally_centroid = True  # the enemy attack-moves toward where the allies start
+
+    def __init__(self, unit_types: list[str], weights: list[float], n_units: int, n_enemies: int,
+                 exception_types: tuple[str, ...] = (), p_reflect: float = 0.5) -> None:
+        self.type_names = list(unit_types)
+        self.weights = np.asarray(weights, float) / np.sum(weights)
+        self.exception = np.array([t in exception_types for t in unit_types])
+        self.n_units, self.n_enemies, self.p_reflect = n_units, n_enemies, p_reflect
+
+    def sample(self, rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
+        a, e = self.n_units, self.n_enemies
+        allies = rng.choice(len(self.type_names), (n, a), p=self.weights)
+        while True:  # redraw teams made only of exception types (e.g. all medivacs)
+            bad = self.exception[allies].all(1)
+            if not bad.any():
+                break
+            allies[bad] = rng.choice(len(self.type_names), (int(bad.sum()), a), p=self.weights)
+        extra = rng.choice(len(self.type_names), (n, max(e - a, 0)), p=self.weights)
+        enemies = np.concatenate([allies, extra], axis=1)[:, :e]
+        kinds = np.concatenate([allies, enemies], axis=1)
+        reflect = rng.random(n) < self.p_reflect
+        positions = np.where(reflect[:, None, None], self._reflect(rng, n), self._surrounded(rng, n))
+        return kinds, np.clip(positions, 0.5, MAP_SIZE - 0.5)
+
+    def _reflect(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        a, e = self.n_units, self.n_enemies
+        allies = rng.uniform([0, 0], [MAP_SIZE / 2 - 1, MAP_SIZE], (n, a, 2))
+        enemies = np.concatenate([np.stack([MAP_SIZE - allies[..., 0], allies[..., 1]], -1),
+                                  rng.uniform([MAP_SIZE / 2 + 1, 0], [MAP_SIZE, MAP_SIZE], (n, max(e - a, 0), 2))],
+                                 axis=1)[:, :e]
+        return np.concatenate([allies, enemies], axis=1)
+
+    def _surrounded(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        a, e = self.n_units, self.n_enemies
+        centre = np.full(2, MAP_SIZE / 2)
+        allies = np.broadcast_to(centre, (n, a, 2)) + rng.uniform(-0.5, 0.5, (n, a, 2))
+        corners = np.array([[0, 0], [0, MAP_SIZE], [MAP_SIZE, 0], [MAP_SIZE, MAP_SIZE]], float)
+        near = centre + np.sign(corners - centre) * 2  # centre +- 2 toward each corner
+        n_groups = rng.integers(1, 5, n)
+        group = (rng.random((n, e)) * n_groups[:, None]).astype(int)  # each enemy joins one of the groups
+        which = np.argsort(rng.random((n, 4)), axis=1)  # a random permutation of the corners per env
+        corner = which[np.arange(n)[:, None], group]
+        t = rng.random((n, 4))[np.arange(n)[:, None], corner][..., None]
+        enemies = t * near[corner] + (1 - t) * corners[corner] + rng.uniform(-0.5, 0.5, (n, e, 2))
+        return np.concatenate([allies, enemies], axis=1)
