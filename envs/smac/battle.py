@@ -70,12 +70,25 @@ class Battle:
         self.has_regen = bool((t.regen_per_tick > 0).any())
         self.delays = sorted(set(t.projectile_ticks.tolist()))
         shape, pair = (n_envs, n_units), (n_envs, n_units, n_units)
-        self.kind = np.zeros(shape, np.int64)
+        # A fixed roster has the same stats in every env: one row, broadcast read-only (cheap to read);
+        # a generated roster gets writable per-env copies filled at each reset.
+        self._eye = np.eye(n_units, dtype=bool)
+        self._fixed = isinstance(self.roster, FixedRoster)
+        rows = 1 if self._fixed else n_envs
+        self.kind = np.zeros((rows, n_units), np.int64)
         for name in PER_UNIT_STATS:
-            setattr(self, name, np.zeros(shape, getattr(t, TABLE_FIELD.get(name, name)).dtype))
-        for name in ("reach", "radius_sum", "volley", "hit_damage"):
-            setattr(self, name, np.zeros(pair, np.float32))
-        self.collide = np.zeros(pair, bool)
+            setattr(self, name, np.zeros((rows, n_units), getattr(t, TABLE_FIELD.get(name, name)).dtype))
+        for name in ("reach", "radius_sum", "volley", "hit_damage", "scan_reach"):
+            setattr(self, name, np.zeros((rows, n_units, n_units), np.float32))
+        self.enemy_reach = np.zeros((rows, self.n_enemies, self.n_agents), np.float32)  # reach[:, a:, :a]
+        self.target_penalty = np.zeros((rows, self.n_agents), np.float32)  # enemy AI: medivacs last
+        self.collide = np.zeros((rows, n_units, n_units), bool)
+        if self._fixed:
+            self._set_stats(np.zeros(1, np.int64), self.roster.kinds[None])
+            for name in (*PER_UNIT_STATS, "kind", "reach", "radius_sum", "volley", "hit_damage", "scan_reach",
+                         "collide", "enemy_reach", "target_penalty"):
+                value = getattr(self, name)
+                setattr(self, name, np.broadcast_to(value, (n_envs, *value.shape[1:])))
         self.z = np.zeros(shape, np.complex64)  # float32 precision is ample on a 32 x 32 map
         self.hp, self.shield, self.energy = (np.zeros(shape, np.float32) for _ in range(3))
         self.cooldown, self.shield_delay = np.zeros(shape, np.float32), np.zeros(shape, np.float32)
@@ -89,17 +102,11 @@ class Battle:
         self._envs = np.arange(n_envs)[:, None]
         self._flat_base = self._envs * n_units
         self._units = np.arange(n_units)
-        self._eye = np.eye(n_units, dtype=bool)
 
     @property
     def pos(self) -> np.ndarray:
         """Positions [n_envs, n_units, 2]."""
         return np.stack([self.z.real, self.z.imag], axis=-1)
-
-    @property
-    def scan_reach(self) -> np.ndarray:
-        """Enemy auto-acquire distance to each ally [B, E, A]: scan range plus both radii."""
-        return SCAN_RANGE + self.radius_sum[:, self.n_agents:, : self.n_agents]
 
     # -- episodes ---------------------------------------------------------------------------------------
     def _set_stats(self, idx: np.ndarray, kinds: np.ndarray) -> None:
@@ -118,6 +125,10 @@ class Battle:
         self.volley[idx] = hit * t.attacks[kinds][:, :, None]
         ground = ~t.is_medivac[kinds]
         self.collide[idx] = ground[:, :, None] & ground[:, None, :] & ~self._eye
+        # enemy auto-acquire distance to each ally (stored [.., U, U], used [.., E, A]): scan range + both radii
+        self.scan_reach[idx] = SCAN_RANGE + self.radius_sum[idx]
+        self.enemy_reach[idx] = self.reach[idx][:, self.n_agents:, : self.n_agents]
+        self.target_penalty[idx] = np.where(t.is_medivac[kinds][:, : self.n_agents], 100.0, 0.0)
 
     def reset(self, mask: np.ndarray) -> None:
         """Start new episodes in the envs where `mask` is true."""
@@ -125,7 +136,8 @@ class Battle:
         if idx.size == 0:
             return
         kinds, positions = self.roster.sample(self.rng, idx.size)
-        self._set_stats(idx, kinds)
+        if not self._fixed:
+            self._set_stats(idx, kinds)
         self.z[idx] = positions @ np.array([1, 1j])
         if getattr(self.roster, "attack_ally_centroid", False):  # generated scenarios: advance on the allies
             self.attack_point[idx] = self.z[idx, : self.n_agents].mean(1)
@@ -202,12 +214,11 @@ class Battle:
         cidx = np.clip(current, 0, a - 1)  # enemy medivacs hold friendly targets (>= a): never kept here
         d_cur = np.take_along_axis(to_ally, cidx[..., None], axis=2)[..., 0]
         keep = (current >= 0) & (current < a) & self.alive[envs, cidx] & (
-            (d_cur <= _gather(self.reach[:, a:, :a], cidx))
+            (d_cur <= _gather(self.enemy_reach, cidx))
             | np.take_along_axis(attacked_by, cidx[..., None], axis=2)[..., 0])
-        candidate = self.alive[:, None, :a] & ((to_ally < self.scan_reach) | attacked_by)
+        candidate = self.alive[:, None, :a] & ((to_ally < self.scan_reach[:, a:, :a]) | attacked_by)
         jitter = self.rng.random(to_ally.shape, dtype=np.float32)
-        penalty = np.where(self.is_medivac[:, None, :a], 100.0, 0.0)  # medivacs last
-        score = np.where(candidate, to_ally + penalty + AI_TARGET_JITTER * jitter, FAR)
+        score = np.where(candidate, to_ally + self.target_penalty[:, None, :] + AI_TARGET_JITTER * jitter, FAR)
         best = score.argmin(axis=2)
         found = np.take_along_axis(score, best[..., None], axis=2)[..., 0] < FAR
         chosen = np.where(keep, current, np.where(found, best, -1))
@@ -363,8 +374,8 @@ class Battle:
 
 
 def _gather(pairwise: np.ndarray, index: np.ndarray) -> np.ndarray:
-    """pairwise[b, u, index[b, u]] for a [B, U, U] array and [B, U'] indices (U' <= U rows from the top)."""
-    return np.take_along_axis(pairwise[:, : index.shape[1]], index[..., None], axis=2)[..., 0]
+    """pairwise[b, u, index[b, u]] for a [B, U, U] array and [B, U'] indices (the first U' rows)."""
+    return pairwise[np.arange(index.shape[0])[:, None], np.arange(index.shape[1]), index]
 
 
 def _rectangle(grid: np.ndarray) -> tuple[float, float, float, float] | None:
