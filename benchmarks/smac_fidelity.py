@@ -25,8 +25,10 @@ PAPER_HEURISTIC = {"2s3z": 90, "3s5z": 42, "1c3s5z": 81, "10m_vs_11m": 12, "5m_v
 
 
 def win_rate(map_name: str, policy: str, episodes: int, seed: int = 0, n_envs: int = 100) -> tuple[float, float]:
-    """(win rate, mean return) over exactly `episodes` episodes (the first to finish)."""
-    venv = envs.make_vec(f"smac_{map_name}", n_envs=min(n_envs, episodes), seed=seed,
+    """(win rate, mean return) over exactly `episodes` episodes (the first to finish); `map_name` is a SMAC
+    map or a generated smaclite_* scenario."""
+    env_name = map_name if map_name.startswith("smaclite_") else f"smac_{map_name}"
+    venv = envs.make_vec(env_name, n_envs=min(n_envs, episodes), seed=seed,
                          heuristic_ai=policy == "heuristic")
     rng = np.random.default_rng(seed)
     step = venv.reset()
