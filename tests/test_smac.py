@@ -98,7 +98,7 @@ def test_obs_and_state_layout_on_a_hand_built_situation():
 
 def test_kill_bonus_win_bonus_and_flawless_win_sums_to_20():
     core = battle_3m()
-    b, a = core.battle, core.n_agents
+    b = core.battle
     for u in range(6):
         place(core, u, 10.0 + 0.8 * u, 16.0)
     b.hp[0, 4:] = 0.0

@@ -69,7 +69,7 @@ class Battle:
         self.has_medivac = bool(t.is_medivac.any())
         self.has_regen = bool((t.regen_per_tick > 0).any())
         self.delays = sorted(set(t.projectile_ticks.tolist()))
-        shape, pair = (n_envs, n_units), (n_envs, n_units, n_units)
+        shape = (n_envs, n_units)
         # A fixed roster has the same stats in every env: one row, broadcast read-only (cheap to read);
         # a generated roster gets writable per-env copies filled at each reset.
         self._eye = np.eye(n_units, dtype=bool)

@@ -42,14 +42,14 @@ class SMACBatch:
     """n_envs SMAC episodes of one map: step with validated actions, observe, reset chosen envs."""
 
     def __init__(self, smac_map: SMACMap, n_envs: int, seed: int | None = None,
-                 flags: FeatureFlags = FeatureFlags(), rewards: RewardConfig = RewardConfig(),
+                 flags: FeatureFlags | None = None, rewards: RewardConfig | None = None,
                  episode_limit: int | None = None, heuristic_ai: bool = False, roster=None) -> None:
         self.map = smac_map
         self.n_envs = n_envs
         self.rng = np.random.default_rng(seed)
         self.battle = Battle(smac_map, n_envs, self.rng, roster)
-        self.features = Features(self.battle, flags)
-        self.rewards = rewards
+        self.features = Features(self.battle, flags or FeatureFlags())
+        self.rewards = rewards = rewards or RewardConfig()
         self.limit = episode_limit or smac_map.limit
         self.n_agents, self.n_enemies = smac_map.n_agents, smac_map.n_enemies
         self.n_actions = self.features.n_actions
