@@ -62,7 +62,3 @@ class SingleBattle:
     def _refresh(self) -> None:
         obs, state, avail = self.core.observe()
         self.obs, self.state, self.avail = obs[0], state[0], avail[0]
-
-    @property
-    def alive(self) -> np.ndarray:
-        return self.core.battle.alive[0, : self.n_agents]
