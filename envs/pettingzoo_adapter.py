@@ -52,7 +52,9 @@ class PettingZooAdapter:
         groups = group_agents(agents, obs_shapes, action_spaces)
         self._state_fn = self._find_state_fn(env)
         state_shape = self._state_shape(env, groups)
-        self.spec = EnvSpec(agents=agents, groups=groups, state_shape=state_shape, name=name)
+        limit = getattr(env, "max_cycles", None) or getattr(getattr(env, "unwrapped", None), "max_cycles", None)
+        self.spec = EnvSpec(agents=agents, groups=groups, state_shape=state_shape, name=name,
+                            episode_limit=int(limit) if limit else None)
         self._slots = self.spec.agent_slots
         self._discrete = {g.name: g.discrete for g in groups}
         self._ep_return = 0.0
@@ -145,7 +147,7 @@ class PettingZooAdapter:
             alive_row, i = views.alive[agent]
             alive_row[i] = True
             avail = views.avail.get(agent)
-            if avail is not None:
+            if avail is not None:  # final avail too: double-Q targets of truncated episodes need it
                 avail[...] = True if mask is None else np.asarray(mask, dtype=bool)
         if self._state_fn is not None:
             views.state[...] = self._state_fn()
@@ -163,10 +165,10 @@ class _RowViews:
         slots = spec.agent_slots
         self.group_obs = [row[f"{prefix}obs/{g.name}"] for g in spec.groups]
         self.group_alive = [row[f"{prefix}alive/{g.name}"] for g in spec.groups]
-        self.group_avail = [] if prefix else [row[f"avail/{g.name}"] for g in spec.groups if g.discrete]
+        self.group_avail = [row[f"{prefix}avail/{g.name}"] for g in spec.groups if g.discrete]
         self.obs = {a: row[f"{prefix}obs/{g}"][i] for a, (g, i) in slots.items()}
         self.alive = {a: (row[f"{prefix}alive/{g}"], i) for a, (g, i) in slots.items()}
-        self.avail = {} if prefix else {a: row[f"avail/{g}"][i] for a, (g, i) in slots.items() if f"avail/{g}" in row}
+        self.avail = {a: row[f"{prefix}avail/{g}"][i] for a, (g, i) in slots.items() if f"{prefix}avail/{g}" in row}
         self.state = row[f"{prefix}state"]
 
     def clear(self, noop_action: int) -> None:

@@ -51,6 +51,7 @@ class EnvSpec:
     groups: tuple[AgentGroup, ...]
     state_shape: tuple[int, ...]
     name: str = "env"
+    episode_limit: int | None = None  # the most steps an episode can last, where the env says
 
     def group(self, name: str) -> AgentGroup:
         for group in self.groups:

@@ -32,6 +32,7 @@ def array_layout(spec: EnvSpec, n_envs: int) -> dict[str, tuple[tuple[int, ...],
         layout[f"actions/{g.name}"] = ((*n, *g.action_shape), np.dtype(g.action_dtype))
         if g.discrete:
             layout[f"avail/{g.name}"] = ((*n, g.n_actions), np.dtype(bool))
+            layout[f"final_avail/{g.name}"] = ((*n, g.n_actions), np.dtype(bool))
     layout["state"] = ((n_envs, *spec.state_shape), np.dtype(np.float32))
     layout["final_state"] = ((n_envs, *spec.state_shape), np.dtype(np.float32))
     layout["terminated"] = ((n_envs,), np.dtype(bool))
@@ -56,7 +57,7 @@ class VecStep:
     [n_envs, n_g, n_actions] (None for Box actions), `group_alive[g]`, `group_rewards[g]` [n_envs, n_g].
     Per agent (the documented contract): `obs`, `avail_actions`, `alive`, `rewards` dicts of
     agent -> [n_envs, ...]. Global: `state` [n_envs, *state], `terminated`, `truncated` [n_envs].
-    For envs where `done` is true this step, `final_obs`/`final_state`/`final_alive` hold the last
+    For envs where `done` is true this step, `final_obs`/`final_state`/`final_alive`/`final_avail` hold the last
     observation of the episode that ended (the returned obs already belong to the next episode), and
     `episode_return`/`episode_length`/`episode_won` describe it (`episode_won` is NaN where the env has no wins).
     """
@@ -71,6 +72,7 @@ class VecStep:
         self.group_rewards = {g: arrays[f"rewards/{g}"] for g in names}
         self.final_group_obs = {g: arrays[f"final_obs/{g}"] for g in names}
         self.final_group_alive = {g: arrays[f"final_alive/{g}"] for g in names}
+        self.final_group_avail = {g: arrays.get(f"final_avail/{g}") for g in names}
         self.state = arrays["state"]
         self.final_state = arrays["final_state"]
         self.terminated = arrays["terminated"]

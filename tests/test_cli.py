@@ -21,7 +21,7 @@ def cli(*args, cwd=ROOT, prelude=""):
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--algo", "nope", "--env", "mpe_simple_spread"], "unknown algorithm 'nope'; valid algorithms: ippo, mappo"),
+    (["--algo", "nope", "--env", "mpe_simple_spread"], "unknown algorithm 'nope'; valid algorithms: ippo, iql, mappo, qmix, vdn"),
     (["--algo", "mappo", "--env", "nope"], "unknown env 'nope'; registered envs: "),
     (["--algo", "mappo", "--env", "mpe_simple_spread", "lrr=1"], "unknown override key 'lrr'"),
     (["--algo", "mappo", "--env", "mpe_simple_spread", "algo.lrr=1"], "unknown key algo.lrr; valid keys: "),
@@ -35,6 +35,8 @@ def cli(*args, cwd=ROOT, prelude=""):
     (["--env", "mpe_simple_spread"], "the following arguments are required: --algo"),
     (["--algo", "mappo", "--env", "smac_3m", "env.reward_sparce=true"], "unknown SMAC option(s) reward_sparce"),
     (["--algo", "mappo", "--env", "smac_4m"], "unknown env 'smac_4m'"),
+    (["--algo", "qmix", "--env", "mpe_simple_spread", "env.continuous_actions=true"],
+     "qmix needs Discrete actions, but group(s) agent have Box actions"),
 ])
 def test_bad_input_is_one_line_and_exit_2(args, message, tmp_path):
     result = cli(*args, "--logdir", str(tmp_path))

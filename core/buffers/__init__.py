@@ -1,4 +1,5 @@
 """Pre-allocated buffers shared by the multi-agent and single-agent sides."""
+from core.buffers.episode import EpisodeReplayBuffer
 from core.buffers.rollout import RolloutBuffer, compute_gae
 
-__all__ = ["RolloutBuffer", "compute_gae"]
+__all__ = ["EpisodeReplayBuffer", "RolloutBuffer", "compute_gae"]

@@ -26,7 +26,8 @@ class SMACVecEnv(VecEnv):
         f = self.core.features
         agents = tuple(f"agent_{i}" for i in range(smac_map.n_agents))
         group = AgentGroup(GROUP, agents, (f.obs_size,), spaces.Discrete(f.n_actions))
-        self.spec = EnvSpec(agents, (group,), (f.state_size,), name=name or f"smac_{map_name}")
+        self.spec = EnvSpec(agents, (group,), (f.state_size,), name=name or f"smac_{map_name}",
+                            episode_limit=self.core.limit)
         self.arrays = allocate(array_layout(self.spec, n_envs))
         self._step = VecStep(self.spec, self.arrays)
         self._returns = np.zeros(n_envs)
@@ -74,5 +75,4 @@ class SMACVecEnv(VecEnv):
             target[idx] = obs
         self.arrays[f"{prefix}state"][idx] = state
         self.arrays[f"{prefix}alive/{GROUP}"][idx] = self.core.battle.alive[idx, : self.core.n_agents]
-        if not prefix:
-            self.arrays[f"avail/{GROUP}"][idx] = avail
+        self.arrays[f"{prefix}avail/{GROUP}"][idx] = avail

@@ -6,6 +6,8 @@ from typing import Any, Callable
 
 from core.errors import UnknownNameError
 from marl.algos.mappo import MAPPO, MAPPOConfig
+from marl.algos.qmix import QMIXConfig, ValueDecomposition
+from marl.episodes import EpisodeRunner
 from marl.onpolicy import OnPolicyRunner
 
 
@@ -21,6 +23,9 @@ class AlgoEntry:
 ALGOS: dict[str, AlgoEntry] = {
     "mappo": AlgoEntry(MAPPO, MAPPOConfig, OnPolicyRunner, {"critic_input": "state"}),
     "ippo": AlgoEntry(MAPPO, MAPPOConfig, OnPolicyRunner, {"critic_input": "obs"}),
+    "iql": AlgoEntry(ValueDecomposition, QMIXConfig, EpisodeRunner, {"mixer": "none"}, discrete_only=True),
+    "vdn": AlgoEntry(ValueDecomposition, QMIXConfig, EpisodeRunner, {"mixer": "vdn"}, discrete_only=True),
+    "qmix": AlgoEntry(ValueDecomposition, QMIXConfig, EpisodeRunner, {"mixer": "qmix"}, discrete_only=True),
 }
 
 

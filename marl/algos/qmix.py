@@ -1,0 +1,202 @@
+"""IQL, VDN and QMIX: recurrent agent Q-networks trained from an episode replay buffer.
+
+The three differ only by the mixer: none (independent Q-learning per agent), a sum (VDN) or a monotonic
+hypernetwork on the global state (QMIX). Double-Q targets, hard target-network updates, epsilon-greedy
+exploration over available actions annealed by env steps; dead agents are excluded from the losses.
+"""
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import torch
+from torch import nn
+
+from envs.spec import AgentGroup, EnvSpec
+from marl.mixers import QMixer, VDNMixer
+from marl.networks import AgentNet, agent_ids
+
+
+@dataclass
+class QMIXConfig:
+    """Hyperparameters of IQL/VDN/QMIX (the --algo name sets `mixer`). Steps count env steps."""
+
+    mixer: Literal["none", "vdn", "qmix"] = "qmix"
+    rollout_steps: int = 8  # vector steps collected per iteration
+    updates_per_iteration: int = 1
+    batch_size: int = 32  # episodes per update
+    buffer_size: int = 5000  # episodes
+    learning_starts: int = 32  # episodes in the buffer before updates start
+    lr: float = 5e-4
+    gamma: float = 0.99
+    double_q: bool = True
+    target_update_interval: int = 200  # updates between hard target-network copies
+    epsilon_start: float = 1.0
+    epsilon_finish: float = 0.05
+    epsilon_anneal_steps: int = 50_000
+    policy: Literal["mlp", "gru"] = "gru"
+    hidden_sizes: tuple[int, ...] = (64,)
+    rnn_hidden: int = 64
+    share_params: bool = True
+    agent_id: bool = True
+    input_norm: bool = False
+    mixing_embed: int = 32
+    hypernet_embed: int = 64
+    max_grad_norm: float = 10.0
+    max_episode_len: int = 0  # 0: the env's own episode limit
+
+    def __post_init__(self) -> None:
+        for key in ("rollout_steps", "batch_size", "buffer_size", "target_update_interval", "rnn_hidden"):
+            if getattr(self, key) < 1:
+                raise ValueError(f"{key} must be at least 1")
+        if not 0 <= self.epsilon_finish <= self.epsilon_start <= 1:
+            raise ValueError("need 0 <= epsilon_finish <= epsilon_start <= 1")
+
+
+class GroupQNet(nn.Module):
+    """Agent Q-network for one group (shared weights with agent-id one-hot, or per-agent weights)."""
+
+    def __init__(self, group: AgentGroup, cfg: QMIXConfig) -> None:
+        super().__init__()
+        self.group = group
+        heads = 1 if cfg.share_params else group.n_agents
+        self.use_id = cfg.share_params and cfg.agent_id and group.n_agents > 1
+        self.register_buffer("ids", agent_ids(group.n_agents), persistent=False)
+        self.obs_dim = int(np.prod(group.obs_shape))
+        self.net = AgentNet(heads, self.obs_dim + (group.n_agents if self.use_id else 0), group.n_actions,
+                            cfg.hidden_sizes, recurrent=cfg.policy == "gru", rnn_hidden=cfg.rnn_hidden,
+                            input_norm=cfg.input_norm, out_gain=1.0)
+
+    def forward(self, obs: torch.Tensor, h0: torch.Tensor, starts: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
+        """obs [L, B, G, *obs_shape] -> Q [L, B, G, n_actions], last hidden."""
+        x = obs.reshape(*obs.shape[: obs.dim() - len(self.group.obs_shape)], self.obs_dim)
+        if self.use_id:
+            x = torch.cat([x, self.ids.expand(*x.shape[:-1], -1)], dim=-1)
+        return self.net(x, h0, starts)
+
+
+class ValueDecomposition:
+    """IQL / VDN / QMIX agent over every (discrete) group of an env."""
+
+    def __init__(self, spec: EnvSpec, cfg: QMIXConfig, device: str | torch.device = "cpu") -> None:
+        self.spec, self.cfg, self.device = spec, cfg, torch.device(device)
+        self.nets = nn.ModuleDict({g.name: GroupQNet(g, cfg) for g in spec.groups}).to(self.device)
+        n_agents = sum(g.n_agents for g in spec.groups)
+        state_dim = int(np.prod(spec.state_shape))
+        mixer = {"none": None, "vdn": VDNMixer(),
+                 "qmix": QMixer(n_agents, state_dim, cfg.mixing_embed, cfg.hypernet_embed)}[cfg.mixer]
+        self.mixer = mixer.to(self.device) if mixer is not None else None
+        self.target_nets = copy.deepcopy(self.nets)
+        self.target_mixer = copy.deepcopy(self.mixer)
+        params = list(self.nets.parameters()) + (list(self.mixer.parameters()) if self.mixer is not None else [])
+        self.params = params
+        self.optimizer = torch.optim.Adam(params, lr=cfg.lr)
+        self.env_steps = 0
+        self.updates = 0
+        self.rng = np.random.default_rng(0)
+
+    @property
+    def epsilon(self) -> float:
+        cfg = self.cfg
+        frac = min(self.env_steps / max(cfg.epsilon_anneal_steps, 1), 1.0)
+        return cfg.epsilon_start + frac * (cfg.epsilon_finish - cfg.epsilon_start)
+
+    def initial_hidden(self, n_envs: int) -> dict:
+        size = self.cfg.rnn_hidden if self.cfg.policy == "gru" else 0
+        return {g.name: (torch.zeros(n_envs, g.n_agents, size, device=self.device),) * 2 for g in self.spec.groups}
+
+    @torch.no_grad()
+    def act(self, obs, avail, state, hidden, starts, deterministic: bool = False, with_value: bool = True) -> dict:
+        """Greedy (deterministic) or epsilon-greedy actions over available actions, per group."""
+        starts_t = torch.as_tensor(starts, device=self.device)[None]
+        out = {}
+        for name, net in self.nets.items():
+            q, h = net(torch.as_tensor(obs[name], device=self.device)[None], hidden[name][0], starts_t)
+            mask = torch.as_tensor(avail[name], device=self.device)
+            actions = q[0].masked_fill(~mask, -torch.inf).argmax(-1).cpu().numpy()
+            if not deterministic:
+                avail_np = avail[name]
+                explore = self.rng.random(actions.shape) < self.epsilon
+                random_actions = np.argmax(self.rng.random(avail_np.shape) * avail_np, axis=-1)
+                actions = np.where(explore, random_actions, actions)
+            out[name] = (torch.as_tensor(actions), None, None, (h, h))
+        return out
+
+    # -- learning ---------------------------------------------------------------------------------------
+    def update(self, batch: dict[str, np.ndarray], mask: np.ndarray) -> dict[str, float]:
+        """One gradient step on sampled episodes (fields [B, T(+1), ...], step mask [B, T])."""
+        cfg, dev = self.cfg, self.device
+
+        def time_major(x: np.ndarray) -> torch.Tensor:
+            return torch.as_tensor(x, device=dev).transpose(0, 1)
+
+        reward, terminated = time_major(batch["reward"]), time_major(batch["terminated"]).float()
+        mask_t = time_major(mask).float()
+        state = time_major(batch["state"])
+        chosen, next_q, alive_now, alive_next = [], [], [], []
+        for name, net in self.nets.items():
+            obs, avail = time_major(batch[f"obs/{name}"]), time_major(batch[f"avail/{name}"])
+            actions = time_major(batch[f"actions/{name}"])
+            alive = time_major(batch[f"alive/{name}"]).float()
+            h0 = torch.zeros(obs.shape[1], obs.shape[2], net.net.rnn_hidden, device=dev)
+            q, _ = net(obs, h0, None)
+            with torch.no_grad():
+                tq, _ = self.target_nets[name](obs, h0, None)
+                online_next = q[1:].detach().masked_fill(~avail[1:], -torch.inf)
+                if cfg.double_q:
+                    best = tq[1:].gather(-1, online_next.argmax(-1, keepdim=True)).squeeze(-1)
+                else:
+                    best = tq[1:].masked_fill(~avail[1:], -torch.inf).max(-1).values
+                best = torch.where(avail[1:].any(-1), best, torch.zeros_like(best))  # padding: no actions
+            chosen.append(q[:-1].gather(-1, actions.unsqueeze(-1)).squeeze(-1))
+            next_q.append(best)
+            alive_now.append(alive[:-1])
+            alive_next.append(alive[1:])
+        chosen_q, next_q = torch.cat(chosen, -1), torch.cat(next_q, -1)  # [T, B, N]
+        alive_now, alive_next = torch.cat(alive_now, -1), torch.cat(alive_next, -1)
+        continuing = cfg.gamma * (1.0 - terminated)
+        if self.mixer is None:  # IQL: each agent's own TD error, dead agents excluded
+            target = reward.unsqueeze(-1) + continuing.unsqueeze(-1) * next_q * alive_next
+            weight = mask_t.unsqueeze(-1) * alive_now
+            td = (chosen_q - target) * weight
+            q_taken = chosen_q
+        else:  # dead agents add nothing to the team value
+            q_tot = self.mixer(chosen_q * alive_now, state[:-1])
+            with torch.no_grad():
+                target = reward + continuing * self.target_mixer(next_q * alive_next, state[1:])
+            weight = mask_t
+            td = (q_tot - target) * weight
+            q_taken = q_tot
+        loss = td.square().sum() / weight.sum().clamp(min=1.0)
+        self.optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        grad_norm = float(nn.utils.clip_grad_norm_(self.params, cfg.max_grad_norm))
+        self.optimizer.step()
+        self.updates += 1
+        if self.updates % cfg.target_update_interval == 0:
+            self.target_nets.load_state_dict(self.nets.state_dict())
+            if self.mixer is not None:
+                self.target_mixer.load_state_dict(self.mixer.state_dict())
+        with torch.no_grad():
+            q_mean = float((q_taken * weight).sum() / weight.sum().clamp(min=1.0))
+        return {"loss/td": float(loss.detach()), "loss/grad_norm": grad_norm, "train/q_taken_mean": q_mean}
+
+    # -- persistence ------------------------------------------------------------------------------------
+    def state_dict(self) -> dict:
+        state = {"nets": self.nets.state_dict(), "target_nets": self.target_nets.state_dict(),
+                 "optimizer": self.optimizer.state_dict(),
+                 "counters": torch.tensor([self.env_steps, self.updates], dtype=torch.int64)}
+        if self.mixer is not None:
+            state.update(mixer=self.mixer.state_dict(), target_mixer=self.target_mixer.state_dict())
+        return state
+
+    def load_state_dict(self, state: dict) -> None:
+        self.nets.load_state_dict(state["nets"])
+        self.target_nets.load_state_dict(state["target_nets"])
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.env_steps, self.updates = (int(v) for v in state["counters"])
+        if self.mixer is not None:
+            self.mixer.load_state_dict(state["mixer"])
+            self.target_mixer.load_state_dict(state["target_mixer"])

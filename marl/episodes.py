@@ -1,0 +1,106 @@
+"""Off-policy episode collection for recurrent value-based agents (IQL, VDN, QMIX).
+
+Each env's running episode is staged in pre-allocated arrays ([n_envs, max_len + 1, ...], one vectorised
+write per field and step); when episodes end (same-step auto-reset in the vector env), their rows move to the
+episode replay buffer together with the true final observation, so truncated episodes bootstrap correctly.
+The team reward is the mean of the agents' rewards (SMAC gives every agent the team reward).
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from core.buffers import EpisodeReplayBuffer
+from core.errors import UserError
+from envs.vec_env import VecEnv, VecStep
+
+
+class EpisodeRunner:
+    """One iteration = `rollout_steps` vector steps of epsilon-greedy acting, then `updates_per_iteration`
+    updates on sampled episodes once the buffer holds `learning_starts` episodes."""
+
+    def __init__(self, agent, env: VecEnv, seed: int | None = None) -> None:
+        cfg, spec = agent.cfg, env.spec
+        self.agent, self.env, self.cfg = agent, env, cfg
+        max_len = cfg.max_episode_len or spec.episode_limit
+        if not max_len:
+            raise UserError(f"env {spec.name} does not report an episode limit; set algo.max_episode_len")
+        if spec.episode_limit and spec.episode_limit > max_len:
+            raise UserError(f"algo.max_episode_len={max_len} is shorter than the env's episode limit "
+                            f"({spec.episode_limit})")
+        self.max_len = max_len
+        fields: dict[str, tuple[tuple[int, ...], np.dtype, bool]] = {
+            "state": (spec.state_shape, np.dtype(np.float32), True),
+            "reward": ((), np.dtype(np.float32), False), "terminated": ((), np.dtype(bool), False)}
+        for g in spec.groups:
+            n = g.n_agents
+            fields[f"obs/{g.name}"] = ((n, *g.obs_shape), np.dtype(np.float32), True)
+            fields[f"avail/{g.name}"] = ((n, g.n_actions), np.dtype(bool), True)
+            fields[f"alive/{g.name}"] = ((n,), np.dtype(bool), True)
+            fields[f"actions/{g.name}"] = ((n,), np.dtype(np.int64), False)
+        self.buffer = EpisodeReplayBuffer(cfg.buffer_size, max_len, fields)
+        n_envs = env.n_envs
+        self.staging = {name: np.zeros((n_envs, max_len + int(per_state), *shape), dtype)
+                        for name, (shape, dtype, per_state) in fields.items()}
+        self.rng = np.random.default_rng(seed)
+        self.t = np.zeros(n_envs, np.int64)
+        self.rows = np.arange(n_envs)
+        self.step = env.reset(seed=seed)
+        self.hidden = agent.initial_hidden(n_envs)
+        self.starts = np.ones(n_envs, bool)
+        self._stage_observation(self.step, final=np.zeros(n_envs, bool))
+
+    @property
+    def steps_per_iteration(self) -> int:
+        return self.cfg.rollout_steps * self.env.n_envs
+
+    def _stage_observation(self, step: VecStep, final: np.ndarray) -> None:
+        """Write what is observed at each env's current step index (the final obs where `final`)."""
+        rows, t = self.rows, self.t
+
+        def pick(last: np.ndarray, current: np.ndarray) -> np.ndarray:
+            return np.where(final.reshape(-1, *[1] * (current.ndim - 1)), last, current)
+
+        self.staging["state"][rows, t] = pick(step.final_state, step.state)
+        for name in (g.name for g in self.env.spec.groups):
+            self.staging[f"obs/{name}"][rows, t] = pick(step.final_group_obs[name], step.group_obs[name])
+            self.staging[f"alive/{name}"][rows, t] = pick(step.final_group_alive[name], step.group_alive[name])
+            self.staging[f"avail/{name}"][rows, t] = pick(step.final_group_avail[name], step.group_avail[name])
+
+    def iteration(self, on_step: Callable[[VecStep], None]) -> dict[str, float]:
+        agent, env = self.agent, self.env
+        names = [g.name for g in env.spec.groups]
+        for _ in range(self.cfg.rollout_steps):
+            step = self.step
+            out = agent.act(step.group_obs, step.group_avail, step.state, self.hidden, self.starts)
+            actions = {name: out[name][0].numpy() for name in names}
+            for name in names:
+                self.staging[f"actions/{name}"][self.rows, self.t] = actions[name]
+            step = env.step(actions)
+            rewards = np.concatenate([step.group_rewards[name] for name in names], axis=1).mean(1)
+            self.staging["reward"][self.rows, self.t] = rewards
+            self.staging["terminated"][self.rows, self.t] = step.terminated
+            done = step.done
+            self.t += 1
+            if (self.t >= self.max_len).any() and not done[self.t >= self.max_len].all():
+                raise UserError(f"an episode of {env.spec.name} ran past algo.max_episode_len={self.max_len}")
+            self._stage_observation(step, final=done)
+            if done.any():
+                ended = np.flatnonzero(done)
+                self.buffer.add({k: v[ended] for k, v in self.staging.items()}, self.t[ended])
+                for v in self.staging.values():
+                    v[ended] = 0
+                self.t[ended] = 0
+                self._stage_observation(step, final=np.zeros_like(done))  # new episodes' first obs at t=0
+            self.hidden = {name: out[name][3] for name in names}
+            self.starts = done.copy()
+            self.step = step
+            agent.env_steps += env.n_envs
+            on_step(step)
+        metrics: dict[str, float] = {}
+        if self.buffer.size >= self.cfg.learning_starts:
+            for _ in range(self.cfg.updates_per_iteration):
+                metrics = agent.update(*self.buffer.sample(self.cfg.batch_size, self.rng))
+        metrics["schedule/epsilon"] = agent.epsilon
+        return metrics
