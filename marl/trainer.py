@@ -48,9 +48,10 @@ class MarlTrainer:
             self.eval_env = make_vec(env, min(train.eval_envs, train.eval_episodes), "sync", **env_kwargs)
             _check_spaces(algo, entry, self.env.spec)
             self.agent = entry.agent_class(self.env.spec, algo_cfg, device)
-            if resume is not None:
-                self._restore(resume)
+            arrays = self._restore(resume) if resume is not None else {}
             self.runner = entry.runner_class(self.agent, self.env, seed=train.seed + self.env_steps)
+            if arrays and hasattr(self.runner, "buffer"):
+                self.runner.buffer.load_state(arrays)  # off-policy: the replay buffer resumes intact
             per_iteration = self.runner.steps_per_iteration  # the budget is rounded up to whole iterations
             self.total_steps = -(-train.steps // per_iteration) * per_iteration
         except BaseException:
@@ -85,7 +86,9 @@ class MarlTrainer:
         meta = {"algo": self.algo_name, "env": self.env_name, "env_steps": self.env_steps, "updates": self.updates,
                 "config": {"train": to_dict(self.train_cfg), "algo": to_dict(self.algo_cfg), "env": self.env_kwargs},
                 "rng": rng_state(self.np_rng)}
-        path = save_checkpoint(self.run_dir / "checkpoints" / f"step-{self.env_steps:09d}", tensors, meta)
+        buffer = getattr(self.runner, "buffer", None)
+        path = save_checkpoint(self.run_dir / "checkpoints" / f"step-{self.env_steps:09d}", tensors, meta,
+                               buffer.state() if buffer is not None else None)
         self._last_checkpoint = (self.env_steps, path)
         self.callbacks.on_checkpoint(self, path)
         return path
@@ -135,9 +138,10 @@ class MarlTrainer:
                                                              step.episode_length[done].copy(),
                                                              step.episode_won[done].copy()))
 
-    def _restore(self, path: str | Path) -> None:
+    def _restore(self, path: str | Path) -> dict:
+        """Load agent, counters and RNG states; returns the checkpoint's arrays (replay buffer, if any)."""
         path = _latest_checkpoint(Path(path))
-        tensors, meta, _ = load_checkpoint(path)
+        tensors, meta, arrays = load_checkpoint(path)
         if meta.get("algo") != self.algo_name:
             raise UserError(f"checkpoint {path} is for algorithm {meta.get('algo')!r}, not {self.algo_name!r}")
         try:
@@ -146,6 +150,7 @@ class MarlTrainer:
             raise UserError(f"checkpoint {path} does not match this env/config: {str(exc).splitlines()[0]}") from None
         self.env_steps, self.updates = int(meta["env_steps"]), int(meta["updates"])
         restore_rng_state(meta["rng"], self.np_rng, tensors.get("torch_rng"))
+        return arrays
 
     def close(self) -> None:
         for name in ("env", "eval_env"):

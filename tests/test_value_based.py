@@ -79,3 +79,19 @@ def test_truncated_episodes_store_the_final_observation_and_not_terminated():
     np.testing.assert_array_equal(obs[:, 1, 1], [0, 1, 2, 3])  # the final obs (t=3) is kept for bootstrapping
     assert not buf.data["terminated"][0].any()  # truncated, not terminated
     np.testing.assert_array_equal(buf.data["alive/unit"][0][:, 0], [True, True, False, False])  # unit_0 died at t=2
+
+
+def test_qmix_checkpoint_keeps_the_replay_buffer_and_resume_continues(tmp_path):
+    import json
+    from pathlib import Path
+    from marl.cli import main
+    args = ["--algo", "qmix", "--env", "examples.custom_env:make_env", "--n-envs", "2", "--no-progress",
+            "--logdir", str(tmp_path), "train.eval_episodes=2", "train.eval_envs=2", "max_episode_len=10",
+            "learning_starts=4", "batch_size=4"]
+    assert main([*args, "--steps", "200", "--summary-json", str(tmp_path / "a.json")]) == 0
+    run_dir = Path(json.loads((tmp_path / "a.json").read_text())["run_dir"])
+    ckpt = run_dir / "checkpoints" / "step-000000208"
+    with np.load(ckpt / "arrays.npz") as arrays:
+        assert len(arrays["buffer/lengths"]) == 20  # 208 steps / 10-step episodes, 2 envs: 20 finished
+    assert main([*args, "--steps", "400", "--resume", str(run_dir), "--summary-json", str(tmp_path / "b.json")]) == 0
+    assert json.loads((tmp_path / "b.json").read_text())["env_steps"] == 400
