@@ -31,7 +31,7 @@ class _Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="train_marl.py", description="Train a multi-agent RL algorithm.", epilog=EPILOG,
                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--algo", required=True, help="algorithm: mappo, ippo, iql, vdn, qmix")
+    p.add_argument("--algo", required=True, help="algorithm: mappo, ippo, coma, iql, vdn, qmix")
     p.add_argument("--env", required=True, help="registered env name or package.module:factory")
     p.add_argument("--steps", type=int, help="env-step budget (one step of one env)")
     p.add_argument("--n-envs", type=int, help="parallel env copies")

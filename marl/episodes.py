@@ -17,8 +17,10 @@ from envs.vec_env import VecEnv, VecStep
 
 
 class EpisodeRunner:
-    """One iteration = `rollout_steps` vector steps of epsilon-greedy acting, then `updates_per_iteration`
-    updates on sampled episodes once the buffer holds `learning_starts` episodes."""
+    """One iteration = `rollout_steps` vector steps of exploratory acting, then training: off-policy agents
+    (IQL/VDN/QMIX) make `updates_per_iteration` updates on episodes sampled from the replay buffer once it
+    holds `learning_starts`; on-policy agents (COMA, `agent.on_policy_episodes = k`) make one update on the
+    k freshest episodes as soon as they are complete, and those episodes are then dropped."""
 
     def __init__(self, agent, env: VecEnv, seed: int | None = None) -> None:
         cfg, spec = agent.cfg, env.spec
@@ -39,7 +41,9 @@ class EpisodeRunner:
             fields[f"avail/{g.name}"] = ((n, g.n_actions), np.dtype(bool), True)
             fields[f"alive/{g.name}"] = ((n,), np.dtype(bool), True)
             fields[f"actions/{g.name}"] = ((n,), np.dtype(np.int64), False)
-        self.buffer = EpisodeReplayBuffer(cfg.buffer_size, max_len, fields)
+        self.on_policy = getattr(agent, "on_policy_episodes", None)
+        capacity = max(self.on_policy, env.n_envs) if self.on_policy else cfg.buffer_size
+        self.buffer = EpisodeReplayBuffer(capacity, max_len, fields)
         n_envs = env.n_envs
         self.staging = {name: np.zeros((n_envs, max_len + int(per_state), *shape), dtype)
                         for name, (shape, dtype, per_state) in fields.items()}
@@ -99,7 +103,10 @@ class EpisodeRunner:
             agent.env_steps += env.n_envs
             on_step(step)
         metrics: dict[str, float] = {}
-        if self.buffer.size >= self.cfg.learning_starts:
+        if self.on_policy:
+            if self.buffer.size >= self.on_policy:
+                metrics = agent.update(*self.buffer.take_all())
+        elif self.buffer.size >= self.cfg.learning_starts:
             for _ in range(self.cfg.updates_per_iteration):
                 metrics = agent.update(*self.buffer.sample(self.cfg.batch_size, self.rng))
         metrics["schedule/epsilon"] = agent.epsilon

@@ -44,6 +44,15 @@ class EpisodeReplayBuffer:
         mask = np.arange(t)[None, :] < lengths[:, None]
         return batch, mask
 
+    def take_all(self) -> tuple[dict[str, np.ndarray], np.ndarray]:
+        """Every stored episode (trimmed like `sample`), then empty the buffer: on-policy training."""
+        lengths = self.lengths[: self.size]
+        t = int(lengths.max())
+        batch = {name: arr[: self.size, : t + (arr.shape[1] - self.max_len)].copy() for name, arr in self.data.items()}
+        mask = np.arange(t)[None, :] < lengths[:, None]
+        self.size = self.pos = 0
+        return batch, mask
+
     def state(self) -> dict[str, np.ndarray]:
         """Everything needed to restore the buffer (for checkpoints, saved as .npz)."""
         return {**{f"buffer/{k}": v[: self.size] for k, v in self.data.items()},

@@ -5,6 +5,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from core.errors import UnknownNameError
+from marl.algos.coma import COMA, COMAConfig
 from marl.algos.mappo import MAPPO, MAPPOConfig
 from marl.algos.qmix import QMIXConfig, ValueDecomposition
 from marl.episodes import EpisodeRunner
@@ -26,6 +27,7 @@ ALGOS: dict[str, AlgoEntry] = {
     "iql": AlgoEntry(ValueDecomposition, QMIXConfig, EpisodeRunner, {"mixer": "none"}, discrete_only=True),
     "vdn": AlgoEntry(ValueDecomposition, QMIXConfig, EpisodeRunner, {"mixer": "vdn"}, discrete_only=True),
     "qmix": AlgoEntry(ValueDecomposition, QMIXConfig, EpisodeRunner, {"mixer": "qmix"}, discrete_only=True),
+    "coma": AlgoEntry(COMA, COMAConfig, EpisodeRunner, discrete_only=True),
 }
 
 

@@ -1,0 +1,205 @@
+"""COMA (Foerster et al. 2018): decentralised recurrent actors, a centralised critic Q(s, u^-a, .) and the
+counterfactual baseline sum_u' pi(u'|tau_a) Q(s, (u^-a, u')).
+
+The critic sees the global state, the agent's observation, the other agents' current actions, everyone's
+previous actions and the agent id, and outputs a value for each of the agent's own actions. Its targets are
+TD(lambda) returns from a target critic. Actors use an epsilon-floored softmax over available actions;
+masks apply in sampling, baseline and log-probabilities; dead agents are excluded from both losses. Training is
+on-policy: each update uses the freshest `batch_episodes` whole episodes.
+"""
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import torch
+from torch import nn
+
+from core.errors import UserError
+from envs.spec import EnvSpec
+from marl.algos.qmix import GroupQNet, QMIXConfig
+from marl.networks import MultiLinear
+
+
+@dataclass
+class COMAConfig:
+    rollout_steps: int = 8  # vector steps collected per iteration
+    batch_episodes: int = 8  # fresh episodes per update
+    lr: float = 5e-4
+    critic_lr: float = 5e-4
+    gamma: float = 0.99
+    td_lambda: float = 0.8
+    target_update_interval: int = 200  # critic updates between target copies
+    epsilon_start: float = 0.5
+    epsilon_finish: float = 0.01
+    epsilon_anneal_steps: int = 100_000
+    policy: Literal["mlp", "gru"] = "gru"
+    hidden_sizes: tuple[int, ...] = (64,)
+    rnn_hidden: int = 64
+    critic_hidden: int = 128
+    share_params: bool = True
+    agent_id: bool = True
+    max_grad_norm: float = 10.0
+    max_episode_len: int = 0  # 0: the env's own episode limit
+
+    def __post_init__(self) -> None:
+        if self.batch_episodes < 1 or self.rollout_steps < 1:
+            raise ValueError("batch_episodes and rollout_steps must be at least 1")
+        if not 0 <= self.td_lambda <= 1:
+            raise ValueError("td_lambda must lie in [0, 1]")
+
+
+def epsilon_floor_policy(logits: torch.Tensor, avail: torch.Tensor, epsilon: float) -> torch.Tensor:
+    """(1 - eps) softmax over available actions + eps uniform over available actions; zero elsewhere."""
+    probs = torch.softmax(logits.masked_fill(~avail, -1e10), dim=-1)
+    n_avail = avail.sum(-1, keepdim=True).clamp(min=1).float()
+    probs = (1 - epsilon) * probs + epsilon * avail.float() / n_avail
+    return probs * avail
+
+
+def counterfactual_advantage(q: torch.Tensor, probs: torch.Tensor, actions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """COMA's advantage: Q(s, u)[u_a] - sum_u' pi(u') Q(s, (u^-a, u')); returns (advantage, baseline)."""
+    baseline = (probs * q).sum(-1)
+    taken = q.gather(-1, actions.unsqueeze(-1)).squeeze(-1)
+    return taken - baseline, baseline
+
+
+def td_lambda_returns(rewards: torch.Tensor, continues: torch.Tensor, next_values: torch.Tensor, gamma: float,
+                      lam: float) -> torch.Tensor:
+    """TD(lambda) returns over [T, ...]: G_t = r_t + gamma c_t ((1 - lam) next_values[t] + lam G_{t+1}).
+
+    next_values[t] is the target value of step t + 1; c_t is 0 where the episode ends at step t (terminated,
+    or the last recorded step) so that nothing bootstraps across an episode boundary or into padding.
+    """
+    out = torch.zeros_like(rewards)
+    running = torch.zeros_like(rewards[0])
+    for t in range(rewards.shape[0] - 1, -1, -1):
+        running = rewards[t] + gamma * continues[t] * ((1 - lam) * next_values[t] + lam * running)
+        out[t] = running
+    return out
+
+
+class COMA:
+    """COMA for a single agent group (every SMAC map; PettingZoo envs whose agents share spaces)."""
+
+    def __init__(self, spec: EnvSpec, cfg: COMAConfig, device: str | torch.device = "cpu") -> None:
+        if len(spec.groups) != 1:
+            raise UserError("coma needs agents with identical spaces (one group); this env has "
+                            f"{len(spec.groups)}: use mappo, ippo, iql, vdn or qmix")
+        self.spec, self.cfg, self.device = spec, cfg, torch.device(device)
+        self.group = g = spec.groups[0]
+        actor_cfg = QMIXConfig(policy=cfg.policy, hidden_sizes=cfg.hidden_sizes, rnn_hidden=cfg.rnn_hidden,
+                               share_params=cfg.share_params, agent_id=cfg.agent_id)
+        self.actor = GroupQNet(g, actor_cfg).to(self.device)  # outputs action logits
+        n, a = g.n_agents, g.n_actions
+        critic_in = int(np.prod(spec.state_shape)) + int(np.prod(g.obs_shape)) + 2 * n * a + n
+        self.critic = nn.Sequential(MultiLinear(1, critic_in, cfg.critic_hidden), nn.ReLU(),
+                                    MultiLinear(1, cfg.critic_hidden, cfg.critic_hidden), nn.ReLU(),
+                                    MultiLinear(1, cfg.critic_hidden, a, gain=1.0)).to(self.device)
+        self.target_critic = copy.deepcopy(self.critic)
+        self.actor_opt = torch.optim.Adam(self.actor.parameters(), lr=cfg.lr)
+        self.critic_opt = torch.optim.Adam(self.critic.parameters(), lr=cfg.critic_lr)
+        self.eye = torch.eye(n, device=self.device)
+        self.env_steps = 0
+        self.critic_updates = 0
+        self.on_policy_episodes = cfg.batch_episodes  # the runner trains on exactly the fresh episodes
+        self.rng = np.random.default_rng(0)
+
+    @property
+    def epsilon(self) -> float:
+        cfg = self.cfg
+        frac = min(self.env_steps / max(cfg.epsilon_anneal_steps, 1), 1.0)
+        return cfg.epsilon_start + frac * (cfg.epsilon_finish - cfg.epsilon_start)
+
+    def initial_hidden(self, n_envs: int) -> dict:
+        size = self.cfg.rnn_hidden if self.cfg.policy == "gru" else 0
+        return {self.group.name: (torch.zeros(n_envs, self.group.n_agents, size, device=self.device),) * 2}
+
+    @torch.no_grad()
+    def act(self, obs, avail, state, hidden, starts, deterministic: bool = False, with_value: bool = True) -> dict:
+        name = self.group.name
+        logits, h = self.actor(torch.as_tensor(obs[name], device=self.device)[None], hidden[name][0],
+                               torch.as_tensor(starts, device=self.device)[None])
+        mask = torch.as_tensor(avail[name], device=self.device)
+        if deterministic:
+            actions = logits[0].masked_fill(~mask, -torch.inf).argmax(-1)
+        else:
+            probs = epsilon_floor_policy(logits[0], mask, self.epsilon)
+            actions = torch.distributions.Categorical(probs=probs, validate_args=False).sample()
+        return {name: (actions.cpu(), None, None, (h, h))}
+
+    # -- learning ---------------------------------------------------------------------------------------
+    def _critic_inputs(self, obs: torch.Tensor, state: torch.Tensor, actions: torch.Tensor) -> torch.Tensor:
+        """[T, B, n, in]: state, own obs, other agents' actions (own zeroed), previous actions of all, id."""
+        g = self.group
+        t, b, n = actions.shape
+        onehot = nn.functional.one_hot(actions, g.n_actions).float()  # [T, B, n, A]
+        flat = onehot.reshape(t, b, 1, n * g.n_actions).expand(t, b, n, -1)
+        own = (1 - self.eye).repeat_interleave(g.n_actions, dim=1)  # [n, n*A]: zero own slot
+        previous = torch.cat([torch.zeros_like(flat[:1]), flat[:-1]], dim=0)
+        return torch.cat([state.unsqueeze(2).expand(t, b, n, -1), obs.reshape(t, b, n, -1), flat * own, previous,
+                          self.eye.expand(t, b, n, n)], dim=-1)
+
+    def update(self, batch: dict[str, np.ndarray], mask: np.ndarray) -> dict[str, float]:
+        cfg, dev, name = self.cfg, self.device, self.group.name
+
+        def time_major(x: np.ndarray) -> torch.Tensor:
+            return torch.as_tensor(x, device=dev).transpose(0, 1)
+
+        obs, avail = time_major(batch[f"obs/{name}"]), time_major(batch[f"avail/{name}"])
+        actions, alive = time_major(batch[f"actions/{name}"]), time_major(batch[f"alive/{name}"]).float()[:-1]
+        state = time_major(batch["state"])
+        reward, terminated = time_major(batch["reward"]), time_major(batch["terminated"]).float()
+        mask_t = time_major(mask).float()
+        steps = actions.shape[0]
+        inputs = self._critic_inputs(obs[:steps], state[:steps], actions)
+        weight = mask_t.unsqueeze(-1) * alive  # [T, B, n]
+        count = weight.sum().clamp(min=1.0)
+        # critic: TD(lambda) targets from the target critic's value of the next joint action
+        with torch.no_grad():
+            target_q = self.target_critic(inputs).gather(-1, actions.unsqueeze(-1)).squeeze(-1)  # [T, B, n]
+            next_q = torch.cat([target_q[1:], torch.zeros_like(target_q[:1])], dim=0)
+            next_recorded = torch.cat([mask_t[1:], torch.zeros_like(mask_t[:1])], dim=0)
+            continues = ((1.0 - terminated) * next_recorded).unsqueeze(-1).expand_as(next_q)
+            targets = td_lambda_returns(reward.unsqueeze(-1).expand_as(next_q), continues, next_q, cfg.gamma,
+                                        cfg.td_lambda)
+        q_all = self.critic(inputs)
+        q_taken = q_all.gather(-1, actions.unsqueeze(-1)).squeeze(-1)
+        critic_loss = ((q_taken - targets).square() * weight).sum() / count
+        self.critic_opt.zero_grad(set_to_none=True)
+        critic_loss.backward()
+        critic_norm = float(nn.utils.clip_grad_norm_(self.critic.parameters(), cfg.max_grad_norm))
+        self.critic_opt.step()
+        self.critic_updates += 1
+        if self.critic_updates % cfg.target_update_interval == 0:
+            self.target_critic.load_state_dict(self.critic.state_dict())
+        # actors: counterfactual advantage with the (pre-update) critic's action values
+        h0 = torch.zeros(obs.shape[1], obs.shape[2], self.actor.net.rnn_hidden, device=dev)
+        logits, _ = self.actor(obs[:steps], h0, None)
+        probs = epsilon_floor_policy(logits, avail[:steps], self.epsilon)
+        advantage, _ = counterfactual_advantage(q_all.detach(), probs.detach(), actions)
+        logp = torch.log(probs.gather(-1, actions.unsqueeze(-1)).squeeze(-1).clamp(min=1e-10))
+        actor_loss = -(logp * advantage * weight).sum() / count
+        self.actor_opt.zero_grad(set_to_none=True)
+        actor_loss.backward()
+        actor_norm = float(nn.utils.clip_grad_norm_(self.actor.parameters(), cfg.max_grad_norm))
+        self.actor_opt.step()
+        return {"loss/critic": float(critic_loss.detach()), "loss/policy": float(actor_loss.detach()),
+                "loss/grad_norm_actor": actor_norm, "loss/grad_norm_critic": critic_norm,
+                "train/advantage_mean": float((advantage * weight).sum() / count)}
+
+    def state_dict(self) -> dict:
+        return {"actor": self.actor.state_dict(), "critic": self.critic.state_dict(),
+                "target_critic": self.target_critic.state_dict(), "actor_opt": self.actor_opt.state_dict(),
+                "critic_opt": self.critic_opt.state_dict(),
+                "counters": torch.tensor([self.env_steps, self.critic_updates], dtype=torch.int64)}
+
+    def load_state_dict(self, state: dict) -> None:
+        self.actor.load_state_dict(state["actor"])
+        self.critic.load_state_dict(state["critic"])
+        self.target_critic.load_state_dict(state["target_critic"])
+        self.actor_opt.load_state_dict(state["actor_opt"])
+        self.critic_opt.load_state_dict(state["critic_opt"])
+        self.env_steps, self.critic_updates = (int(v) for v in state["counters"])
