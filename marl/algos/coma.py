@@ -31,6 +31,7 @@ class COMAConfig:
     critic_lr: float = 5e-4
     gamma: float = 0.99
     td_lambda: float = 0.8
+    critic_steps: int = 1  # critic gradient steps per batch before the actor step
     target_update_interval: int = 200  # critic updates between target copies
     epsilon_start: float = 0.5
     epsilon_finish: float = 0.01
@@ -45,8 +46,8 @@ class COMAConfig:
     max_episode_len: int = 0  # 0: the env's own episode limit
 
     def __post_init__(self) -> None:
-        if self.batch_episodes < 1 or self.rollout_steps < 1:
-            raise ValueError("batch_episodes and rollout_steps must be at least 1")
+        if self.batch_episodes < 1 or self.rollout_steps < 1 or self.critic_steps < 1:
+            raise ValueError("batch_episodes, rollout_steps and critic_steps must be at least 1")
         if not 0 <= self.td_lambda <= 1:
             raise ValueError("td_lambda must lie in [0, 1]")
 
@@ -165,17 +166,19 @@ class COMA:
             continues = ((1.0 - terminated) * next_recorded).unsqueeze(-1).expand_as(next_q)
             targets = td_lambda_returns(reward.unsqueeze(-1).expand_as(next_q), continues, next_q, cfg.gamma,
                                         cfg.td_lambda)
-        q_all = self.critic(inputs)
-        q_taken = q_all.gather(-1, actions.unsqueeze(-1)).squeeze(-1)
-        critic_loss = ((q_taken - targets).square() * weight).sum() / count
-        self.critic_opt.zero_grad(set_to_none=True)
-        critic_loss.backward()
-        critic_norm = float(nn.utils.clip_grad_norm_(self.critic.parameters(), cfg.max_grad_norm))
-        self.critic_opt.step()
-        self.critic_updates += 1
-        if self.critic_updates % cfg.target_update_interval == 0:
-            self.target_critic.load_state_dict(self.critic.state_dict())
-        # actors: counterfactual advantage with the (pre-update) critic's action values
+        for _ in range(cfg.critic_steps):
+            q_taken = self.critic(inputs).gather(-1, actions.unsqueeze(-1)).squeeze(-1)
+            critic_loss = ((q_taken - targets).square() * weight).sum() / count
+            self.critic_opt.zero_grad(set_to_none=True)
+            critic_loss.backward()
+            critic_norm = float(nn.utils.clip_grad_norm_(self.critic.parameters(), cfg.max_grad_norm))
+            self.critic_opt.step()
+            self.critic_updates += 1
+            if self.critic_updates % cfg.target_update_interval == 0:
+                self.target_critic.load_state_dict(self.critic.state_dict())
+        with torch.no_grad():
+            q_all = self.critic(inputs)
+        # actors: counterfactual advantage with the trained critic's action values
         h0 = torch.zeros(obs.shape[1], obs.shape[2], self.actor.net.rnn_hidden, device=dev)
         logits, _ = self.actor(obs[:steps], h0, None)
         probs = epsilon_floor_policy(logits, avail[:steps], self.epsilon)
