@@ -4,7 +4,8 @@ counterfactual baseline sum_u' pi(u'|tau_a) Q(s, (u^-a, u')).
 The critic sees the global state, the agent's observation, the other agents' current actions, everyone's
 previous actions and the agent id, and outputs a value for each of the agent's own actions. Its targets are
 TD(lambda) returns from a target critic. Actors use an epsilon-floored softmax over available actions;
-masks apply in sampling, baseline and log-probabilities; dead agents are excluded from both losses. Training is
+masks apply in sampling, baseline and log-probabilities; dead agents are excluded from the actor loss (the
+critic learns their no-op value, which the targets of agents dying next step bootstrap from). Training is
 on-policy: each update uses the freshest `batch_episodes` whole episodes.
 """
 from __future__ import annotations
@@ -156,7 +157,10 @@ class COMA:
         mask_t = time_major(mask).float()
         steps = actions.shape[0]
         inputs = self._critic_inputs(obs[:steps], state[:steps], actions)
-        weight = mask_t.unsqueeze(-1) * alive  # [T, B, n]
+        # The critic trains on dead agents' steps too: their no-op value carries the team's return, and the
+        # TD(lambda) target of an agent that dies at t + 1 bootstraps from it. The actor skips them.
+        critic_weight = mask_t.unsqueeze(-1).expand_as(alive)  # [T, B, n]
+        weight = critic_weight * alive
         count = weight.sum().clamp(min=1.0)
         # critic: TD(lambda) targets from the target critic's value of the next joint action
         with torch.no_grad():
@@ -168,7 +172,7 @@ class COMA:
                                         cfg.td_lambda)
         for _ in range(cfg.critic_steps):
             q_taken = self.critic(inputs).gather(-1, actions.unsqueeze(-1)).squeeze(-1)
-            critic_loss = ((q_taken - targets).square() * weight).sum() / count
+            critic_loss = ((q_taken - targets).square() * critic_weight).sum() / critic_weight.sum().clamp(min=1.0)
             self.critic_opt.zero_grad(set_to_none=True)
             critic_loss.backward()
             critic_norm = float(nn.utils.clip_grad_norm_(self.critic.parameters(), cfg.max_grad_norm))
