@@ -101,3 +101,25 @@ class AgentNet(nn.Module):
 def agent_ids(n_agents: int, device: torch.device | str = "cpu") -> torch.Tensor:
     """One-hot agent ids [n_agents, n_agents]; broadcast and concatenate with per-agent inputs."""
     return torch.eye(n_agents, device=device)
+
+
+class AgentInput(nn.Module):
+    """Flattens per-agent observations [..., n_agents, *obs_shape] and appends a one-hot agent id when the
+    group shares one network (`use_id`); `dim(extra)` is the width of the result for `extra` features."""
+
+    def __init__(self, n_agents: int, obs_shape: tuple[int, ...], use_id: bool) -> None:
+        super().__init__()
+        self.obs_shape = obs_shape
+        self.obs_dim = int(math.prod(obs_shape))
+        self.use_id = use_id
+        self.register_buffer("ids", agent_ids(n_agents), persistent=False)
+
+    def id_dim(self) -> int:
+        return self.ids.shape[0] if self.use_id else 0
+
+    def with_id(self, x: torch.Tensor) -> torch.Tensor:
+        """Append the agent id to features x [..., n_agents, f]."""
+        return torch.cat([x, self.ids.expand(*x.shape[:-1], -1)], dim=-1) if self.use_id else x
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        return self.with_id(obs.reshape(*obs.shape[: obs.dim() - len(self.obs_shape)], self.obs_dim))

@@ -1,6 +1,4 @@
 """COMA: hand-checked baseline, advantage and TD(lambda) targets; masks; learning on a small budget."""
-import numpy as np
-import pytest
 import torch
 from hypothesis import given, settings, strategies as st
 

@@ -20,7 +20,7 @@ from torch import nn
 
 from core.errors import UserError
 from envs.spec import EnvSpec
-from marl.algos.qmix import GroupQNet, QMIXConfig
+from marl.algos.qmix import EpsilonExploration, GroupQNet
 from marl.networks import MultiLinear
 
 
@@ -43,6 +43,7 @@ class COMAConfig:
     critic_hidden: int = 128
     share_params: bool = True
     agent_id: bool = True
+    input_norm: bool = False
     max_grad_norm: float = 10.0
     max_episode_len: int = 0  # 0: the env's own episode limit
 
@@ -83,7 +84,7 @@ def td_lambda_returns(rewards: torch.Tensor, continues: torch.Tensor, next_value
     return out
 
 
-class COMA:
+class COMA(EpsilonExploration):
     """COMA for a single agent group (every SMAC map; PettingZoo envs whose agents share spaces)."""
 
     def __init__(self, spec: EnvSpec, cfg: COMAConfig, device: str | torch.device = "cpu") -> None:
@@ -92,9 +93,7 @@ class COMA:
                             f"{len(spec.groups)}: use mappo, ippo, iql, vdn or qmix")
         self.spec, self.cfg, self.device = spec, cfg, torch.device(device)
         self.group = g = spec.groups[0]
-        actor_cfg = QMIXConfig(policy=cfg.policy, hidden_sizes=cfg.hidden_sizes, rnn_hidden=cfg.rnn_hidden,
-                               share_params=cfg.share_params, agent_id=cfg.agent_id)
-        self.actor = GroupQNet(g, actor_cfg).to(self.device)  # outputs action logits
+        self.actor = GroupQNet(g, cfg).to(self.device)  # outputs action logits
         n, a = g.n_agents, g.n_actions
         critic_in = int(np.prod(spec.state_shape)) + int(np.prod(g.obs_shape)) + 2 * n * a + n
         self.critic = nn.Sequential(MultiLinear(1, critic_in, cfg.critic_hidden), nn.ReLU(),
@@ -108,16 +107,6 @@ class COMA:
         self.critic_updates = 0
         self.on_policy_episodes = cfg.batch_episodes  # the runner trains on exactly the fresh episodes
         self.rng = np.random.default_rng(0)
-
-    @property
-    def epsilon(self) -> float:
-        cfg = self.cfg
-        frac = min(self.env_steps / max(cfg.epsilon_anneal_steps, 1), 1.0)
-        return cfg.epsilon_start + frac * (cfg.epsilon_finish - cfg.epsilon_start)
-
-    def initial_hidden(self, n_envs: int) -> dict:
-        size = self.cfg.rnn_hidden if self.cfg.policy == "gru" else 0
-        return {self.group.name: (torch.zeros(n_envs, self.group.n_agents, size, device=self.device),) * 2}
 
     @torch.no_grad()
     def act(self, obs, avail, state, hidden, starts, deterministic: bool = False, with_value: bool = True) -> dict:

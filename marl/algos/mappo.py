@@ -17,7 +17,7 @@ from torch import nn
 from core.normalizers import RunningNormalizer
 from envs.spec import AgentGroup, EnvSpec
 from marl.distributions import DiagGaussian, MaskedCategorical
-from marl.networks import AgentNet, agent_ids
+from marl.networks import AgentInput, AgentNet
 from marl.onpolicy import RolloutBatch
 
 
@@ -68,34 +68,28 @@ class GroupActorCritic(nn.Module):
         super().__init__()
         self.group = group
         heads = 1 if cfg.share_params else group.n_agents
-        self.use_id = cfg.share_params and cfg.agent_id and group.n_agents > 1
-        self.register_buffer("ids", agent_ids(group.n_agents), persistent=False)
-        self.obs_dim = int(np.prod(group.obs_shape))
-        id_dim = group.n_agents if self.use_id else 0
-        critic_dim = int(np.prod(state_shape)) if cfg.critic_input == "state" else self.obs_dim
+        self.inputs = AgentInput(group.n_agents, group.obs_shape,
+                                 use_id=cfg.share_params and cfg.agent_id and group.n_agents > 1)
+        id_dim = self.inputs.id_dim()
         self.critic_on_state = cfg.critic_input == "state"
+        critic_dim = int(np.prod(state_shape)) if self.critic_on_state else self.inputs.obs_dim
         common = dict(hidden_sizes=cfg.hidden_sizes, activation=cfg.activation, recurrent=cfg.policy == "gru",
                       rnn_hidden=cfg.rnn_hidden, input_norm=cfg.input_norm)
-        self.actor = AgentNet(heads, self.obs_dim + id_dim, group.n_actions, out_gain=0.01, **common)
+        self.actor = AgentNet(heads, self.inputs.obs_dim + id_dim, group.n_actions, out_gain=0.01, **common)
         self.critic = AgentNet(heads, critic_dim + id_dim, 1, out_gain=1.0, **common)
         self.log_std = None if group.discrete else nn.Parameter(torch.full((heads, group.n_actions), cfg.log_std_init))
 
-    def _with_id(self, x: torch.Tensor) -> torch.Tensor:
-        if not self.use_id:
-            return x
-        return torch.cat([x, self.ids.expand(*x.shape[:-1], -1)], dim=-1)
-
     def actor_input(self, obs: torch.Tensor) -> torch.Tensor:
         """obs [..., G, *obs_shape] -> [..., G, features]."""
-        return self._with_id(obs.reshape(*obs.shape[:-len(self.group.obs_shape)], self.obs_dim))
+        return self.inputs(obs)
 
     def critic_input(self, obs: torch.Tensor, state: torch.Tensor) -> torch.Tensor:
         """Global state (broadcast to every agent) or own obs, plus agent id."""
         if self.critic_on_state:
             lead = obs.shape[:obs.dim() - len(self.group.obs_shape) - 1]
             flat = state.reshape(*lead, 1, -1)
-            return self._with_id(flat.expand(*lead, self.group.n_agents, flat.shape[-1]))
-        return self.actor_input(obs)
+            return self.inputs.with_id(flat.expand(*lead, self.group.n_agents, flat.shape[-1]))
+        return self.inputs(obs)
 
     def distribution(self, out: torch.Tensor, avail: torch.Tensor | None):
         if self.group.discrete:

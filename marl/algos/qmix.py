@@ -16,7 +16,7 @@ from torch import nn
 
 from envs.spec import AgentGroup, EnvSpec
 from marl.mixers import QMixer, VDNMixer
-from marl.networks import AgentNet, agent_ids
+from marl.networks import AgentInput, AgentNet
 
 
 @dataclass
@@ -56,28 +56,42 @@ class QMIXConfig:
 
 
 class GroupQNet(nn.Module):
-    """Agent Q-network for one group (shared weights with agent-id one-hot, or per-agent weights)."""
+    """Agent Q-network (or COMA's policy network) for one group: shared weights with agent-id one-hot, or
+    per-agent weights. `cfg` provides share_params, agent_id, hidden_sizes, policy, rnn_hidden, input_norm."""
 
     def __init__(self, group: AgentGroup, cfg: QMIXConfig) -> None:
         super().__init__()
         self.group = group
         heads = 1 if cfg.share_params else group.n_agents
-        self.use_id = cfg.share_params and cfg.agent_id and group.n_agents > 1
-        self.register_buffer("ids", agent_ids(group.n_agents), persistent=False)
-        self.obs_dim = int(np.prod(group.obs_shape))
-        self.net = AgentNet(heads, self.obs_dim + (group.n_agents if self.use_id else 0), group.n_actions,
-                            cfg.hidden_sizes, recurrent=cfg.policy == "gru", rnn_hidden=cfg.rnn_hidden,
+        self.inputs = AgentInput(group.n_agents, group.obs_shape,
+                                 use_id=cfg.share_params and cfg.agent_id and group.n_agents > 1)
+        self.net = AgentNet(heads, self.inputs.obs_dim + self.inputs.id_dim(), group.n_actions, cfg.hidden_sizes,
+                            recurrent=cfg.policy == "gru", rnn_hidden=cfg.rnn_hidden,
                             input_norm=cfg.input_norm, out_gain=1.0)
 
     def forward(self, obs: torch.Tensor, h0: torch.Tensor, starts: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
-        """obs [L, B, G, *obs_shape] -> Q [L, B, G, n_actions], last hidden."""
-        x = obs.reshape(*obs.shape[: obs.dim() - len(self.group.obs_shape)], self.obs_dim)
-        if self.use_id:
-            x = torch.cat([x, self.ids.expand(*x.shape[:-1], -1)], dim=-1)
-        return self.net(x, h0, starts)
+        """obs [L, B, G, *obs_shape] -> outputs [L, B, G, n_actions] (Q-values or logits), last hidden."""
+        return self.net(self.inputs(obs), h0, starts)
 
 
-class ValueDecomposition:
+class EpsilonExploration:
+    """Mixin for recurrent agents that explore with an epsilon annealed by env steps (linearly from
+    epsilon_start to epsilon_finish over epsilon_anneal_steps). Needs self.cfg, self.spec, self.device and
+    self.env_steps."""
+
+    @property
+    def epsilon(self) -> float:
+        cfg = self.cfg
+        frac = min(self.env_steps / max(cfg.epsilon_anneal_steps, 1), 1.0)
+        return cfg.epsilon_start + frac * (cfg.epsilon_finish - cfg.epsilon_start)
+
+    def initial_hidden(self, n_envs: int) -> dict:
+        """Recurrent states {group: (h, h)} of zeros [n_envs, n_agents, rnn_hidden] (size 0 for MLP agents)."""
+        size = self.cfg.rnn_hidden if self.cfg.policy == "gru" else 0
+        return {g.name: (torch.zeros(n_envs, g.n_agents, size, device=self.device),) * 2 for g in self.spec.groups}
+
+
+class ValueDecomposition(EpsilonExploration):
     """IQL / VDN / QMIX agent over every (discrete) group of an env."""
 
     def __init__(self, spec: EnvSpec, cfg: QMIXConfig, device: str | torch.device = "cpu") -> None:
@@ -96,16 +110,6 @@ class ValueDecomposition:
         self.env_steps = 0
         self.updates = 0
         self.rng = np.random.default_rng(0)
-
-    @property
-    def epsilon(self) -> float:
-        cfg = self.cfg
-        frac = min(self.env_steps / max(cfg.epsilon_anneal_steps, 1), 1.0)
-        return cfg.epsilon_start + frac * (cfg.epsilon_finish - cfg.epsilon_start)
-
-    def initial_hidden(self, n_envs: int) -> dict:
-        size = self.cfg.rnn_hidden if self.cfg.policy == "gru" else 0
-        return {g.name: (torch.zeros(n_envs, g.n_agents, size, device=self.device),) * 2 for g in self.spec.groups}
 
     @torch.no_grad()
     def act(self, obs, avail, state, hidden, starts, deterministic: bool = False, with_value: bool = True) -> dict:
