@@ -103,11 +103,6 @@ class Battle:
         self._flat_base = self._envs * n_units
         self._units = np.arange(n_units)
 
-    @property
-    def pos(self) -> np.ndarray:
-        """Positions [n_envs, n_units, 2]."""
-        return np.stack([self.z.real, self.z.imag], axis=-1)
-
     # -- episodes ---------------------------------------------------------------------------------------
     def _set_stats(self, idx: np.ndarray, kinds: np.ndarray) -> None:
         """Per-unit and pairwise stats of envs `idx` from their unit types `kinds` [n, U]."""

@@ -198,7 +198,8 @@ class Features:
         b, a = self.b, self.n_agents
         n = len(idx)
         alive = b.alive[idx]
-        centre = (b.pos[idx] - MAP_SIZE / 2) / MAP_SIZE
+        z = (b.z[idx] - complex(MAP_SIZE / 2, MAP_SIZE / 2)) / MAP_SIZE
+        centre = np.stack([z.real, z.imag], axis=-1)  # position relative to the map centre, [n, U, 2]
         health = b.hp[idx] / b.max_hp[idx]
         shield = b.shield[idx] / np.maximum(b.max_shield[idx], 1.0)
         cooldown = np.where(b.is_medivac[idx], b.energy[idx] / 200.0,

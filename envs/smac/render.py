@@ -22,7 +22,7 @@ def render_frame(core: SMACBatch, env: int = 0, scale: int = 16) -> np.ndarray:
     """An RGB frame [32*scale, 32*scale, 3] (uint8) of battle `env`; y grows upwards as in SC2."""
     b = core.battle
     size = MAP_SIZE * scale
-    walk = b._walk.reshape(MAP_SIZE + 2, MAP_SIZE + 2)[1:-1, 1:-1]
+    walk = b.map.pathing()
     cells = np.where(walk[..., None], GROUND, BLOCKED)  # [x, y, 3]
     frame = np.repeat(np.repeat(cells, scale, 0), scale, 1).transpose(1, 0, 2)[::-1].copy()  # rows = -y
     px = np.arange(size) + 0.5
