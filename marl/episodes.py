@@ -59,12 +59,14 @@ class EpisodeRunner:
     def steps_per_iteration(self) -> int:
         return self.cfg.rollout_steps * self.env.n_envs
 
-    def _stage_observation(self, step: VecStep, final: np.ndarray) -> None:
-        """Write what is observed at each env's current step index (the final obs where `final`)."""
-        rows, t = self.rows, self.t
+    def _stage_observation(self, step: VecStep, final: np.ndarray, rows: np.ndarray | None = None) -> None:
+        """Write what envs `rows` (default: all) observe at their current step index (the final obs where
+        `final`)."""
+        rows = self.rows if rows is None else rows
+        t, final = self.t[rows], final[rows]
 
         def pick(last: np.ndarray, current: np.ndarray) -> np.ndarray:
-            return np.where(final.reshape(-1, *[1] * (current.ndim - 1)), last, current)
+            return np.where(final.reshape(-1, *[1] * (current.ndim - 1)), last[rows], current[rows])
 
         self.staging["state"][rows, t] = pick(step.final_state, step.state)
         for name in (g.name for g in self.env.spec.groups):
@@ -96,7 +98,7 @@ class EpisodeRunner:
                 for v in self.staging.values():
                     v[ended] = 0
                 self.t[ended] = 0
-                self._stage_observation(step, final=np.zeros_like(done))  # new episodes' first obs at t=0
+                self._stage_observation(step, np.zeros_like(done), ended)  # new episodes' first obs at t=0
             self.hidden = {name: out[name][3] for name in names}
             self.starts = done.copy()
             self.step = step
