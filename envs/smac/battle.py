@@ -134,7 +134,7 @@ class Battle:
         if not self._fixed:
             self._set_stats(idx, kinds)
         self.z[idx] = positions @ np.array([1, 1j])
-        if getattr(self.roster, "attack_ally_centroid", False):  # generated scenarios: advance on the allies
+        if self.roster.attack_ally_centroid:  # generated scenarios: advance on where the allies start
             self.attack_point[idx] = self.z[idx, : self.n_agents].mean(1)
         self.hp[idx] = self.max_hp[idx]
         self.shield[idx] = self.max_shield[idx]

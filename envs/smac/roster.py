@@ -16,6 +16,8 @@ SPAWN_JITTER = 0.1
 class FixedRoster:
     """A SMAC map: the same units every episode, each side packed in a square grid around its spawn point."""
 
+    attack_ally_centroid = False  # the enemy attack-moves to the map's fixed attack point
+
     def __init__(self, smac_map: SMACMap) -> None:
         names = smac_map.ally_names + smac_map.enemy_names
         self.type_names = sorted(set(names))
