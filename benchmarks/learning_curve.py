@@ -17,7 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import envs  # noqa: E402
 from marl.cli import run  # noqa: E402
 from marl.evaluation import RandomAgent, evaluate  # noqa: E402
-from marl.trainer import EVAL_SEED_OFFSET  # noqa: E402
+from core.trainer import EVAL_SEED_OFFSET  # noqa: E402
 
 
 def main() -> None:

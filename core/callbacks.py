@@ -12,7 +12,7 @@ import importlib
 import sys
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Protocol
+from typing import Any, Callable, Iterable, Mapping, Protocol
 
 import numpy as np
 
@@ -48,6 +48,10 @@ class EpisodeStats:
 
     def __len__(self) -> int:
         return len(self.returns)
+
+
+OnStep = Callable[[int, "EpisodeStats | None"], None]
+"""What a runner calls after each vector step: (env steps taken, the episodes that ended, if any)."""
 
 
 class Callback:

@@ -14,6 +14,7 @@ from typing import Callable, Mapping
 
 import numpy as np
 
+from core.callbacks import EpisodeStats
 from envs.spec import EnvSpec
 
 Allocator = Callable[[tuple[int, ...], np.dtype], np.ndarray]
@@ -84,6 +85,14 @@ class VecStep:
     @property
     def done(self) -> np.ndarray:
         return self.terminated | self.truncated
+
+    def finished(self) -> EpisodeStats | None:
+        """Return, length and win flag of the episodes that ended this step (None if none did)."""
+        done = self.done
+        if not done.any():
+            return None
+        return EpisodeStats(self.episode_return[done].copy(), self.episode_length[done].copy(),
+                            self.episode_won[done].copy())
 
     def _per_agent(self, grouped: Mapping[str, np.ndarray | None]) -> dict[str, np.ndarray | None]:
         return {a: None if grouped[g] is None else grouped[g][:, i] for a, (g, i) in self.spec.agent_slots.items()}

@@ -7,11 +7,11 @@ The team reward is the mean of the agents' rewards (SMAC gives every agent the t
 """
 from __future__ import annotations
 
-from typing import Callable
 
 import numpy as np
 
 from core.buffers import EpisodeReplayBuffer
+from core.callbacks import OnStep
 from core.errors import UserError
 from envs.vec_env import VecEnv, VecStep
 
@@ -74,7 +74,7 @@ class EpisodeRunner:
             self.staging[f"alive/{name}"][rows, t] = pick(step.final_group_alive[name], step.group_alive[name])
             self.staging[f"avail/{name}"][rows, t] = pick(step.final_group_avail[name], step.group_avail[name])
 
-    def iteration(self, on_step: Callable[[VecStep], None]) -> dict[str, float]:
+    def iteration(self, on_step: OnStep) -> dict[str, float]:
         agent, env = self.agent, self.env
         names = [g.name for g in env.spec.groups]
         for _ in range(self.cfg.rollout_steps):
@@ -103,7 +103,7 @@ class EpisodeRunner:
             self.starts = done.copy()
             self.step = step
             agent.env_steps += env.n_envs
-            on_step(step)
+            on_step(env.n_envs, step.finished())
         metrics: dict[str, float] = {}
         if self.on_policy:
             if self.buffer.size >= self.on_policy:

@@ -11,28 +11,8 @@ import math
 import torch
 from torch import nn
 
-ACTIVATIONS = {"relu": nn.ReLU, "tanh": nn.Tanh}
+from core.nn import ACTIVATIONS, MultiLinear
 
-
-class MultiLinear(nn.Module):
-    """Linear layer with one weight set per head, or one shared set when n_heads == 1."""
-
-    def __init__(self, n_heads: int, in_features: int, out_features: int, gain: float = math.sqrt(2)) -> None:
-        super().__init__()
-        self.n_heads = n_heads
-        weight = torch.empty(n_heads, out_features, in_features)
-        for w in weight:
-            nn.init.orthogonal_(w, gain=gain)
-        self.weight = nn.Parameter(weight.transpose(1, 2).contiguous())  # [H, in, out]
-        self.bias = nn.Parameter(torch.zeros(n_heads, out_features))
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        if self.n_heads == 1:
-            return x @ self.weight[0] + self.bias[0]
-        lead = x.shape[:-2]
-        per_head = x.reshape(-1, self.n_heads, x.shape[-1]).transpose(0, 1)  # [H, N, in]
-        out = torch.baddbmm(self.bias[:, None, :], per_head, self.weight)  # one batched GEMM over heads
-        return out.transpose(0, 1).reshape(*lead, self.n_heads, -1)
 
 
 class MultiGRUCell(nn.Module):

@@ -8,14 +8,15 @@ episode starts.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Protocol
+from typing import Protocol
 
 import numpy as np
 import torch
 
 from core.buffers import RolloutBuffer, compute_gae
+from core.callbacks import OnStep
 from envs.spec import EnvSpec
-from envs.vec_env import VecEnv, VecStep
+from envs.vec_env import VecEnv
 
 
 class ActorCriticAgent(Protocol):
@@ -82,8 +83,8 @@ class OnPolicyCollector:
         self.hidden = agent.initial_hidden(n)
         self.starts = np.ones(n, dtype=bool)
 
-    def collect(self, on_step: Callable[[VecStep], None]) -> RolloutBatch:
-        """Collect one rollout; `on_step(step)` is called after every vector step."""
+    def collect(self, on_step: OnStep) -> RolloutBatch:
+        """Collect one rollout; `on_step(n_env_steps, finished)` is called after every vector step."""
         agent, env = self.agent, self.env
         names = [g.name for g in env.spec.groups]
         for _ in range(self.n_steps):
@@ -116,7 +117,7 @@ class OnPolicyCollector:
             self.hidden = {name: out[name][3] for name in names}
             self.starts = done.copy()
             self.step = step
-            on_step(step)
+            on_step(env.n_envs, step.finished())
         return self._finish()
 
     def _finish(self) -> RolloutBatch:
@@ -165,5 +166,5 @@ class OnPolicyRunner:
         """Env steps one iteration takes (rollout_steps x n_envs)."""
         return self.collector.n_steps * self.collector.env.n_envs
 
-    def iteration(self, on_step: Callable[[VecStep], None]) -> dict[str, float]:
+    def iteration(self, on_step: OnStep) -> dict[str, float]:
         return self.agent.update(self.collector.collect(on_step))

@@ -51,7 +51,7 @@ def test_coma_learns_the_signal_game():
     agent = COMA(venv.spec, COMAConfig(epsilon_anneal_steps=8000, max_episode_len=10))
     runner = EpisodeRunner(agent, venv, seed=0)
     for _ in range(375):  # 24,000 env steps
-        runner.iteration(lambda step: None)
+        runner.iteration(lambda n, finished: None)
     eval_env = envs.make_vec("examples.custom_env:make_env", n_envs=4)
     assert evaluate(agent, eval_env, 16, seed=3)["eval/return_mean"] > 12.0
 

@@ -33,7 +33,7 @@ def train(agent, venv, iterations):
     runner = OnPolicyRunner(agent, venv, seed=0)
     metrics = {}
     for _ in range(iterations):
-        metrics = runner.iteration(lambda step: None)
+        metrics = runner.iteration(lambda n, finished: None)
     return metrics
 
 
@@ -83,7 +83,7 @@ def test_dead_agents_do_not_contribute_to_losses():
     """Changing what a dead agent's slot holds (obs, logp, advantage, return) must not change the loss."""
     venv = envs.make_vec("tests.toy_envs:make_death_env", n_envs=2, seed=0, lifetimes=(1, 6), max_steps=6)
     agent = MAPPO(venv.spec, MAPPOConfig(rollout_steps=6, ppo_epochs=1, value_norm=False, advantage_norm=False))
-    batch = OnPolicyCollector(agent, venv, 6, 0.99, 0.95, seed=0).collect(lambda s: None)
+    batch = OnPolicyCollector(agent, venv, 6, 0.99, 0.95, seed=0).collect(lambda n, finished: None)
     gb = batch.groups["unit"]
     dead = ~gb.alive
     assert dead.any() and gb.alive.any()
@@ -107,7 +107,7 @@ def test_truncated_episodes_bootstrap_and_terminated_do_not():
     agent = MAPPO(venv.spec, MAPPOConfig(rollout_steps=3, gamma=0.5, gae_lambda=1.0, value_norm=False))
     collector = OnPolicyCollector(agent, venv, 3, 0.5, 1.0, seed=0)
     agent.value = lambda group, obs, state, h, starts: torch.full((obs.shape[0], 2), 8.0)  # V(final) = 8
-    batch = collector.collect(lambda s: None)
+    batch = collector.collect(lambda n, finished: None)
     ret = batch.groups["unit"].returns[:, 0]  # [T, agents]
     # unit_0 (rewards 1, 2) terminates after step 2: G1 = 2, G0 = 1 + 0.5*2
     assert ret[1, 0].item() == pytest.approx(2.0) and ret[0, 0].item() == pytest.approx(2.0)

@@ -48,7 +48,7 @@ def test_value_based_agents_learn_the_signal_game(mixer):
     agent = ValueDecomposition(venv.spec, cfg)
     runner = EpisodeRunner(agent, venv, seed=0)
     for _ in range(80):  # 5,120 env steps
-        runner.iteration(lambda step: None)
+        runner.iteration(lambda n, finished: None)
     eval_env = envs.make_vec("examples.custom_env:make_env", n_envs=4)
     assert evaluate(agent, eval_env, 16, seed=3)["eval/return_mean"] > 16.0
 
@@ -72,7 +72,7 @@ def test_truncated_episodes_store_the_final_observation_and_not_terminated():
     venv = envs.make_vec("tests.toy_envs:make_death_env", n_envs=1, seed=0, lifetimes=(2, 100), max_steps=3)
     agent = ValueDecomposition(venv.spec, QMIXConfig(max_episode_len=3, rollout_steps=3, learning_starts=99))
     runner = EpisodeRunner(agent, venv, seed=0)
-    runner.iteration(lambda step: None)
+    runner.iteration(lambda n, finished: None)
     buf = runner.buffer
     assert buf.size == 1 and buf.lengths[0] == 3
     obs = buf.data["obs/unit"][0]  # [T+1, agents, 3]: obs = [unit index, t, offset]

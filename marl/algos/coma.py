@@ -21,7 +21,7 @@ from torch import nn
 from core.errors import UserError
 from envs.spec import EnvSpec
 from marl.algos.qmix import EpsilonExploration, GroupQNet
-from marl.networks import MultiLinear
+from core.nn import MultiLinear
 
 
 @dataclass
