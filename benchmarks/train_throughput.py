@@ -47,9 +47,9 @@ def train_rate(name: str, n_envs: int, steps: int, vec: str, threads: int) -> fl
         runner = OnPolicyRunner(MAPPO(venv.spec, MAPPOConfig()), venv, seed=0)
         counted = 0
 
-        def count(step) -> None:
+        def count(n: int, finished) -> None:
             nonlocal counted
-            counted += n_envs
+            counted += n
 
         runner.iteration(count)
         counted = 0
