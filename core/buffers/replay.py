@@ -66,9 +66,9 @@ class ReplayBuffer:
             raise ValueError("cannot sample from an empty replay buffer")
         return rng.integers(0, self.size, batch_size)
 
-    def get(self, idx: np.ndarray | slice) -> dict[str, Any]:
-        """The items at `idx`, nested like the layout."""
-        return _read(self.data, idx)
+    def get(self, idx: np.ndarray | slice, names: list[str] | None = None) -> dict[str, Any]:
+        """The items at `idx` (of every field, or of the top-level fields `names`), nested like the layout."""
+        return _read(self.data if names is None else {name: self.data[name] for name in names}, idx)
 
     def sample(self, batch_size: int, rng: np.random.Generator) -> dict[str, Any]:
         """`batch_size` items drawn uniformly with replacement."""

@@ -1,0 +1,84 @@
+"""TD3 (Fujimoto et al. 2018): twin critics, target policy smoothing, delayed actor and target updates.
+DDPG (Lillicrap et al. 2016) is the same learner with one critic, no smoothing and no delay."""
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+
+from single_agent.agent import Agent, OffPolicyConfig, adam, soft_update, step_on
+from single_agent.networks import CriticEnsemble, DeterministicActor
+
+
+@dataclass
+class TD3Config(OffPolicyConfig):
+    n_critics: int = 2
+    policy_delay: int = 2          # critic updates per actor (and target) update
+    target_noise: float = 0.2      # std of the smoothing noise on target actions (in [-1, 1] units)
+    target_noise_clip: float = 0.5
+    action_noise: float = 0.1      # std of the Gaussian exploration noise (in [-1, 1] units)
+    lr: float = 1e-3
+    hidden_sizes: list[int] = field(default_factory=lambda: [400, 300])
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.n_critics < 1 or self.policy_delay < 1:
+            raise ValueError("n_critics and policy_delay must be at least 1")
+
+
+class TD3(Agent):
+    """Continuous (Box) actions only; actions live in [-1, 1] and are rescaled to the env's bounds."""
+
+    def __init__(self, observation_space, action_space, cfg: TD3Config, device="cpu", total_steps: int = 0) -> None:
+        super().__init__(observation_space, action_space, cfg, device, total_steps)
+        self.actor = DeterministicActor(self.obs_dim, self.act_dim, cfg.hidden_sizes).to(self.device)
+        self.critic = CriticEnsemble(cfg.n_critics, self.obs_dim, self.act_dim, cfg.hidden_sizes).to(self.device)
+        self.actor_target = copy.deepcopy(self.actor).requires_grad_(False)
+        self.critic_target = copy.deepcopy(self.critic).requires_grad_(False)
+        self.actor_optimizer = adam(self.actor.parameters(), lr=cfg.lr)
+        self.critic_optimizer = adam(self.critic.parameters(), lr=cfg.lr)
+        self.actor_params = list(self.actor.parameters())
+        self.modules = {"actor": self.actor, "critic": self.critic, "actor_target": self.actor_target,
+                        "critic_target": self.critic_target, "actor_optimizer": self.actor_optimizer,
+                        "critic_optimizer": self.critic_optimizer}
+
+    @torch.no_grad()
+    def act(self, obs: Any, explore: bool, rng: np.random.Generator | None = None) -> np.ndarray:
+        action = self.actor(self.obs_tensor(obs)).cpu().numpy()
+        if explore:
+            action = np.clip(action + rng.normal(0.0, self.cfg.action_noise, action.shape), -1.0, 1.0)
+        return action.astype(np.float32)
+
+    def update(self, batch: dict[str, Any]) -> dict[str, torch.Tensor]:
+        cfg = self.cfg
+        obs, next_obs = self.obs_tensor(batch["obs"]), self.obs_tensor(batch["next_obs"])
+        action = self.tensor(batch["action"])
+        with torch.no_grad():
+            next_action = self.actor_target(next_obs)
+            if cfg.target_noise > 0:
+                noise = (torch.randn_like(next_action) * cfg.target_noise).clamp(-cfg.target_noise_clip,
+                                                                                 cfg.target_noise_clip)
+                next_action = (next_action + noise).clamp(-1.0, 1.0)
+            next_q = self.critic_target(next_obs, next_action).min(-1).values
+            not_term = 1.0 - self.tensor(batch["terminated"]).float()
+            target = self.tensor(batch["reward"]) + self.tensor(batch["discount"]) * not_term * next_q
+        q = self.critic(obs, action)
+        critic_loss = (q - target[:, None]).pow(2).mean(0).sum()
+        self.critic_optimizer.zero_grad(set_to_none=True)
+        critic_loss.backward()
+        self.critic_optimizer.step()
+        self.n_updates += 1
+        metrics = {"loss/critic": critic_loss.detach(), "train/q_mean": q.detach().mean()}
+        if self.n_updates % cfg.policy_delay == 0:
+            actor_loss = -self.critic(obs, self.actor(obs))[:, 0].mean()
+            step_on(self.actor_optimizer, actor_loss, self.actor_params)  # no gradient work for the critic
+            soft_update(self.critic_target, self.critic, cfg.tau)
+            soft_update(self.actor_target, self.actor, cfg.tau)
+            metrics["loss/actor"] = actor_loss.detach()
+        return metrics
+
+    def schedules(self) -> dict[str, float]:
+        return {}

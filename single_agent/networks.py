@@ -1,0 +1,97 @@
+"""Networks of the single-agent learners: MLPs, Q-networks, deterministic and squashed-Gaussian actors,
+and an ensemble of critics evaluated in one batched matmul per layer (TD3/SAC twin critics)."""
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+import torch
+from torch import nn
+
+from core.nn import ACTIVATIONS, MultiLinear
+
+LOG_STD_MIN, LOG_STD_MAX = -20.0, 2.0
+
+
+def mlp(in_dim: int, hidden: Sequence[int], out_dim: int, activation: str = "relu",
+        out_gain: float | None = None) -> nn.Sequential:
+    """Linear layers with `activation` between them; `out_gain` orthogonally initialises the last layer."""
+    layers: list[nn.Module] = []
+    for width in hidden:
+        layers += [nn.Linear(in_dim, width), ACTIVATIONS[activation]()]
+        in_dim = width
+    layers.append(nn.Linear(in_dim, out_dim))
+    if out_gain is not None:
+        nn.init.orthogonal_(layers[-1].weight, out_gain)
+        nn.init.zeros_(layers[-1].bias)
+    return nn.Sequential(*layers)
+
+
+class QNetwork(nn.Module):
+    """Q(s, .) for Discrete actions; `dueling` splits the head into V(s) + A(s, a) - mean_a A(s, a)."""
+
+    def __init__(self, obs_dim: int, n_actions: int, hidden: Sequence[int], dueling: bool = False) -> None:
+        super().__init__()
+        self.dueling = dueling
+        if dueling:
+            self.trunk = mlp(obs_dim, hidden[:-1], hidden[-1])
+            self.value = nn.Linear(hidden[-1], 1)
+            self.advantage = nn.Linear(hidden[-1], n_actions)
+        else:
+            self.q = mlp(obs_dim, hidden, n_actions)
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        if not self.dueling:
+            return self.q(obs)
+        h = torch.relu(self.trunk(obs))
+        adv = self.advantage(h)
+        return self.value(h) + adv - adv.mean(-1, keepdim=True)
+
+
+class CriticEnsemble(nn.Module):
+    """`n` independent Q(s, a) critics for continuous actions; forward returns [B, n]."""
+
+    def __init__(self, n: int, obs_dim: int, act_dim: int, hidden: Sequence[int]) -> None:
+        super().__init__()
+        self.n = n
+        dims = [obs_dim + act_dim, *hidden]
+        self.layers = nn.ModuleList(MultiLinear(n, i, o) for i, o in zip(dims[:-1], dims[1:]))
+        self.out = MultiLinear(n, dims[-1], 1, gain=1.0)
+
+    def forward(self, obs: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
+        x = torch.cat([obs, action], -1).unsqueeze(-2).expand(-1, self.n, -1)
+        for layer in self.layers:
+            x = torch.relu(layer(x))
+        return self.out(x).squeeze(-1)
+
+
+class DeterministicActor(nn.Module):
+    """a = tanh(mlp(s)) in [-1, 1] (DDPG/TD3)."""
+
+    def __init__(self, obs_dim: int, act_dim: int, hidden: Sequence[int]) -> None:
+        super().__init__()
+        self.net = mlp(obs_dim, hidden, act_dim)
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        return torch.tanh(self.net(obs))
+
+
+class SquashedGaussianActor(nn.Module):
+    """a = tanh(u), u ~ N(mu(s), sigma(s)); returns the action and its log-probability with the tanh correction."""
+
+    def __init__(self, obs_dim: int, act_dim: int, hidden: Sequence[int]) -> None:
+        super().__init__()
+        self.trunk = mlp(obs_dim, hidden[:-1], hidden[-1])
+        self.head = nn.Linear(hidden[-1], 2 * act_dim)
+
+    def forward(self, obs: torch.Tensor, deterministic: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+        mu, log_std = self.head(torch.relu(self.trunk(obs))).chunk(2, -1)
+        if deterministic:
+            return torch.tanh(mu), torch.zeros(mu.shape[:-1], device=mu.device)
+        log_std = log_std.clamp(LOG_STD_MIN, LOG_STD_MAX)
+        noise = torch.randn_like(mu)
+        u = mu + noise * log_std.exp()
+        # log N(u; mu, sigma) - sum log(1 - tanh(u)^2), the latter in the stable form 2 (log 2 - u - softplus(-2u))
+        log_prob = (-0.5 * noise.pow(2) - log_std - 0.5 * math.log(2 * math.pi)).sum(-1)
+        log_prob = log_prob - (2 * (math.log(2) - u - nn.functional.softplus(-2 * u))).sum(-1)
+        return torch.tanh(u), log_prob

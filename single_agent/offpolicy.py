@@ -1,0 +1,93 @@
+"""Off-policy collection and training for DQN, DDPG, TD3 and SAC on the shared core ReplayBuffer.
+
+One iteration = `iteration_steps` env steps. Each vector step writes its n_envs transitions into the buffer in
+one vectorised write; every `train_freq` vector steps (once `learning_starts` env steps are collected) the
+agent makes `gradient_steps` updates on uniformly sampled batches.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+from core.buffers import ReplayBuffer
+from core.callbacks import OnStep
+from single_agent.spaces import obs_layout
+from single_agent.vec_env import TransitionVecEnv
+
+
+class OffPolicyRunner:
+    def __init__(self, agent, env: TransitionVecEnv, seed: int | None = None) -> None:
+        cfg = agent.cfg
+        self.agent, self.env, self.cfg = agent, env, cfg
+        obs = obs_layout(env.observation_space)
+        action = ((), np.dtype(np.int64)) if agent.discrete else ((agent.act_dim,), np.dtype(np.float32))
+        self.buffer = ReplayBuffer(cfg.buffer_size, {
+            "obs": obs, "next_obs": obs, "action": action, "reward": ((), np.dtype(np.float32)),
+            "terminated": ((), np.dtype(bool)), "done": ((), np.dtype(bool))})
+        self.rng = np.random.default_rng(seed)
+        env.reset(seed=seed)
+        self.vector_steps_per_iteration = max(1, cfg.iteration_steps // env.n_envs)
+        self.vector_steps = 0
+
+    @property
+    def steps_per_iteration(self) -> int:
+        return self.vector_steps_per_iteration * self.env.n_envs
+
+    def iteration(self, on_step: OnStep) -> dict[str, float]:
+        agent, env, cfg, n = self.agent, self.env, self.cfg, self.env.n_envs
+        totals: dict[str, torch.Tensor] = {}
+        updates = 0
+        for _ in range(self.vector_steps_per_iteration):
+            if agent.env_steps < cfg.learning_starts:
+                action = agent.random_actions(n, self.rng)
+            else:
+                action = agent.act(env.obs, explore=True, rng=self.rng)
+            tr = env.step(agent.env_action(action))
+            self.buffer.add({"obs": tr.obs, "next_obs": tr.next_obs, "action": action, "reward": tr.reward,
+                             "terminated": tr.terminated, "done": tr.terminated | tr.truncated}, n)
+            agent.env_steps += n
+            self.vector_steps += 1
+            on_step(n, tr.finished)
+            if agent.env_steps >= cfg.learning_starts and self.vector_steps % cfg.train_freq == 0:
+                for _ in range(cfg.gradient_steps):
+                    batch = sample_transitions(self.buffer, cfg.batch_size, self.rng, n, cfg.gamma,
+                                               getattr(agent, "n_step", 1))
+                    for key, value in agent.update(batch).items():
+                        totals[key] = totals[key] + value if key in totals else value
+                    updates += 1
+        metrics = {key: float(value) / updates for key, value in totals.items()}
+        metrics["train/updates"] = float(agent.n_updates)
+        return {**metrics, **agent.schedules()}
+
+
+def sample_transitions(buffer: ReplayBuffer, batch_size: int, rng: np.random.Generator, n_envs: int,
+                       gamma: float, n_step: int = 1) -> dict[str, Any]:
+    """A uniform batch with a `discount` per transition; n_step > 1 gives n-step returns.
+
+    An env's consecutive transitions sit n_envs slots apart (each vector step writes n_envs contiguous
+    slots), so step k after slot i is slot i + k * n_envs. The sum stops at an episode end (terminated or
+    truncated) and at the newest transition; it then bootstraps from that step's next_obs with gamma^m.
+    """
+    idx = buffer.sample_indices(batch_size, rng)
+    batch = buffer.get(idx)
+    discount = np.full(batch_size, gamma, np.float32)
+    if n_step > 1:
+        data, cap = buffer.data, buffer.capacity
+        ahead = (buffer.pos - 1 - idx) % cap  # transitions written after each sampled one
+        reward, last = batch["reward"].copy(), idx.copy()
+        active = ~batch["done"]
+        for k in range(1, n_step):
+            active &= k * n_envs <= ahead
+            if not active.any():
+                break
+            j = (idx + k * n_envs) % cap
+            reward[active] += gamma ** k * data["reward"][j[active]]
+            discount[active] *= gamma
+            last[active] = j[active]
+            active &= ~data["done"][j]
+        batch["reward"], batch["terminated"] = reward, data["terminated"][last]
+        batch["next_obs"] = buffer.get(last, ["next_obs"])["next_obs"]
+    batch["discount"] = discount
+    return batch
