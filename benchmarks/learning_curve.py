@@ -1,7 +1,10 @@
 """Learning curve of one training run next to the random policy, as a Markdown table.
 
     python benchmarks/learning_curve.py --algo mappo --env mpe_simple_spread --steps 300000 --seed 0
+    python benchmarks/learning_curve.py --algo sac --env Pendulum-v1 --steps 20000 --seed 0
 
+Multi-agent algorithms train through scripts/train_marl.py's code, single-agent ones (dqn, ddpg, td3, sac,
+ppo) through scripts/train_single.py's.
 Trains through the CLI (so defaults and configs are exactly what users get), then reads eval/... rows
 from the run's metrics.csv. The random policy is evaluated on the same eval envs and seeds.
 """
@@ -15,9 +18,24 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import envs  # noqa: E402
-from marl.cli import run  # noqa: E402
-from marl.evaluation import RandomAgent, evaluate  # noqa: E402
+import marl.cli  # noqa: E402
+import single_agent.cli  # noqa: E402
 from core.trainer import EVAL_SEED_OFFSET  # noqa: E402
+from marl.evaluation import RandomAgent, evaluate  # noqa: E402
+from single_agent.algos import ALGOS as SINGLE_AGENT_ALGOS  # noqa: E402
+from single_agent.evaluation import RandomPolicy  # noqa: E402
+from single_agent.evaluation import evaluate as evaluate_single  # noqa: E402
+from single_agent.vec_env import TransitionVecEnv  # noqa: E402
+
+
+def random_baseline(algo: str, env: str, config: dict, seed: int) -> dict[str, float]:
+    """The random policy on the run's eval envs and seeds."""
+    n_envs, episodes = min(config["train"]["eval_envs"], config["train"]["eval_episodes"]), config["train"]["eval_episodes"]
+    if algo in SINGLE_AGENT_ALGOS:
+        eval_env = TransitionVecEnv(env, n_envs, **config["env"])
+        return evaluate_single(RandomPolicy(eval_env.action_space, seed), eval_env, episodes, seed=seed + EVAL_SEED_OFFSET)
+    eval_env = envs.make_vec(env, n_envs, **config["env"])
+    return evaluate(RandomAgent(eval_env.spec, seed=seed), eval_env, episodes, seed=seed + EVAL_SEED_OFFSET)
 
 
 def main() -> None:
@@ -29,14 +47,12 @@ def main() -> None:
     p.add_argument("--logdir", default="runs/benchmarks")
     p.add_argument("overrides", nargs="*")
     args = p.parse_args()
+    run = single_agent.cli.run if args.algo in SINGLE_AGENT_ALGOS else marl.cli.run
     summary = run(["--algo", args.algo, "--env", args.env, "--steps", str(args.steps), "--seed", str(args.seed),
                    "--logdir", args.logdir, "--no-progress", *args.overrides])
     run_dir = Path(summary["run_dir"])
     config = __import__("yaml").safe_load((run_dir / "config.yaml").read_text())
-    eval_env = envs.make_vec(args.env, min(config["train"]["eval_envs"], config["train"]["eval_episodes"]),
-                             **config["env"])
-    random = evaluate(RandomAgent(eval_env.spec, seed=args.seed), eval_env, config["train"]["eval_episodes"],
-                      seed=args.seed + EVAL_SEED_OFFSET)
+    random = random_baseline(args.algo, args.env, config, args.seed)
     rows: dict[int, dict[str, str]] = {}
     with (run_dir / "metrics.csv").open() as f:
         for row in csv.DictReader(f):

@@ -18,6 +18,13 @@ from core.errors import ConfigError
 T = TypeVar("T")
 
 
+def require_at_least_one(config: Any, *keys: str) -> None:
+    """ValueError naming the first of `keys` whose value on `config` is below 1 (for __post_init__ checks)."""
+    for key in keys:
+        if getattr(config, key) < 1:
+            raise ValueError(f"{key} must be at least 1, got {getattr(config, key)}")
+
+
 def load_yaml(path: str | Path) -> dict[str, Any]:
     """Read a YAML mapping; missing files, syntax errors and non-mappings raise ConfigError."""
     path = Path(path)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
-from core.config import from_dict, load_yaml, merge, parse_overrides
+from core.config import from_dict, load_yaml, merge, parse_overrides, require_at_least_one
 from core.errors import ConfigError
 from core.paths import CONFIG_DIR
 
@@ -40,9 +40,7 @@ class TrainConfig:
     progress: bool = True
 
     def __post_init__(self) -> None:
-        for key in ("steps", "n_envs", "eval_episodes", "eval_envs", "torch_threads"):
-            if getattr(self, key) < 1:
-                raise ValueError(f"{key} must be at least 1, got {getattr(self, key)}")
+        require_at_least_one(self, "steps", "n_envs", "eval_episodes", "eval_envs", "torch_threads")
         for key in ("eval_interval", "checkpoint_interval"):
             if getattr(self, key) < 0:
                 raise ValueError(f"{key} must be 0 (off) or positive, got {getattr(self, key)}")

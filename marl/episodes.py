@@ -7,7 +7,6 @@ The team reward is the mean of the agents' rewards (SMAC gives every agent the t
 """
 from __future__ import annotations
 
-
 import numpy as np
 
 from core.buffers import EpisodeReplayBuffer

@@ -14,7 +14,6 @@ from torch import nn
 from core.nn import ACTIVATIONS, MultiLinear
 
 
-
 class MultiGRUCell(nn.Module):
     """GRU cell with per-head or shared weights; x [..., H, in], h [..., H, hidden]."""
 

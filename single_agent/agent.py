@@ -9,6 +9,7 @@ import torch
 from gymnasium import spaces
 from torch import nn
 
+from core.config import require_at_least_one
 from single_agent.spaces import ActionScaler, flatten_obs, obs_dim
 
 
@@ -28,9 +29,7 @@ class OffPolicyConfig:
     iteration_steps: int = 1000      # env steps per logged iteration
 
     def __post_init__(self) -> None:
-        for key in ("buffer_size", "batch_size", "train_freq", "iteration_steps"):
-            if getattr(self, key) < 1:
-                raise ValueError(f"{key} must be at least 1, got {getattr(self, key)}")
+        require_at_least_one(self, "buffer_size", "batch_size", "train_freq", "iteration_steps")
         if not 0.0 < self.tau <= 1.0:
             raise ValueError(f"tau must be in (0, 1], got {self.tau}")
 

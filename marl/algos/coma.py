@@ -18,10 +18,11 @@ import numpy as np
 import torch
 from torch import nn
 
+from core.config import require_at_least_one
 from core.errors import UserError
+from core.nn import MultiLinear
 from envs.spec import EnvSpec
 from marl.algos.qmix import EpsilonExploration, GroupQNet
-from core.nn import MultiLinear
 
 
 @dataclass
@@ -48,8 +49,7 @@ class COMAConfig:
     max_episode_len: int = 0  # 0: the env's own episode limit
 
     def __post_init__(self) -> None:
-        if self.batch_episodes < 1 or self.rollout_steps < 1 or self.critic_steps < 1:
-            raise ValueError("batch_episodes, rollout_steps and critic_steps must be at least 1")
+        require_at_least_one(self, "batch_episodes", "rollout_steps", "critic_steps")
         if not 0 <= self.td_lambda <= 1:
             raise ValueError("td_lambda must lie in [0, 1]")
 

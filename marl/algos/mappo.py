@@ -14,6 +14,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from core.config import require_at_least_one
 from core.normalizers import RunningNormalizer
 from envs.spec import AgentGroup, EnvSpec
 from marl.distributions import DiagGaussian, MaskedCategorical
@@ -52,9 +53,7 @@ class MAPPOConfig:
     log_std_init: float = -0.5
 
     def __post_init__(self) -> None:
-        for key in ("rollout_steps", "ppo_epochs", "num_minibatches", "chunk_len", "rnn_hidden"):
-            if getattr(self, key) < 1:
-                raise ValueError(f"{key} must be at least 1")
+        require_at_least_one(self, "rollout_steps", "ppo_epochs", "num_minibatches", "chunk_len", "rnn_hidden")
         if self.policy == "gru" and self.rollout_steps % self.chunk_len:
             raise ValueError(f"rollout_steps ({self.rollout_steps}) must be a multiple of chunk_len ({self.chunk_len})")
         if not 0 <= self.gamma <= 1 or not 0 <= self.gae_lambda <= 1:

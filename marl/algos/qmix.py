@@ -14,6 +14,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from core.config import require_at_least_one
 from envs.spec import AgentGroup, EnvSpec
 from marl.mixers import QMixer, VDNMixer
 from marl.networks import AgentInput, AgentNet
@@ -48,9 +49,7 @@ class QMIXConfig:
     max_episode_len: int = 0  # 0: the env's own episode limit
 
     def __post_init__(self) -> None:
-        for key in ("rollout_steps", "batch_size", "buffer_size", "target_update_interval", "rnn_hidden"):
-            if getattr(self, key) < 1:
-                raise ValueError(f"{key} must be at least 1")
+        require_at_least_one(self, "rollout_steps", "batch_size", "buffer_size", "target_update_interval", "rnn_hidden")
         if not 0 <= self.epsilon_finish <= self.epsilon_start <= 1:
             raise ValueError("need 0 <= epsilon_finish <= epsilon_start <= 1")
 

@@ -10,6 +10,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from core.config import require_at_least_one
 from single_agent.agent import Agent, OffPolicyConfig, adam, soft_update
 from single_agent.networks import QNetwork
 
@@ -33,8 +34,7 @@ class DQNConfig(OffPolicyConfig):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if self.n_step < 1 or self.target_update_interval < 1:
-            raise ValueError("n_step and target_update_interval must be at least 1")
+        require_at_least_one(self, "n_step", "target_update_interval")
 
 
 class DQN(Agent):

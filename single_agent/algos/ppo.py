@@ -10,6 +10,7 @@ import torch
 from torch import nn
 from torch.distributions import Categorical, Normal
 
+from core.config import require_at_least_one
 from single_agent.agent import Agent, adam
 from single_agent.networks import mlp
 
@@ -33,9 +34,7 @@ class PPOConfig:
     log_std_init: float = 0.0
 
     def __post_init__(self) -> None:
-        for key in ("n_steps", "batch_size", "n_epochs"):
-            if getattr(self, key) < 1:
-                raise ValueError(f"{key} must be at least 1, got {getattr(self, key)}")
+        require_at_least_one(self, "n_steps", "batch_size", "n_epochs")
 
 
 class PPO(Agent):

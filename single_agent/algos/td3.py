@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from core.config import require_at_least_one
 from single_agent.agent import Agent, OffPolicyConfig, adam, soft_update, step_on
 from single_agent.networks import CriticEnsemble, DeterministicActor
 
@@ -25,8 +26,7 @@ class TD3Config(OffPolicyConfig):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if self.n_critics < 1 or self.policy_delay < 1:
-            raise ValueError("n_critics and policy_delay must be at least 1")
+        require_at_least_one(self, "n_critics", "policy_delay")
 
 
 class TD3(Agent):
