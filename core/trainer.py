@@ -49,6 +49,8 @@ class Trainer:
             self.runner = self._make_runner(seed=train.seed + self.env_steps)
             if arrays and getattr(self.runner, "buffer", None) is not None:
                 self.runner.buffer.load_state(arrays)  # off-policy: the replay buffer resumes intact
+                if hasattr(self.runner, "after_buffer_restore"):
+                    self.runner.after_buffer_restore()
             per_iteration = self.runner.steps_per_iteration  # the budget is rounded up to whole iterations
             self.total_steps = -(-train.steps // per_iteration) * per_iteration
         except BaseException:

@@ -71,6 +71,10 @@ class Agent:
             return rng.integers(0, self.act_dim, n)
         return rng.uniform(-1.0, 1.0, (n, self.act_dim)).astype(np.float32)
 
+    def schedules(self) -> dict[str, float]:
+        """Current values of annealed or learned coefficients (logged as schedule/...)."""
+        return {}
+
     def state_dict(self) -> dict[str, Any]:
         return {**{name: m.state_dict() for name, m in self.modules.items()},
                 "counters": torch.tensor([self.env_steps, self.n_updates])}

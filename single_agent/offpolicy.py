@@ -31,6 +31,13 @@ class OffPolicyRunner:
         self.vector_steps_per_iteration = max(1, cfg.iteration_steps // env.n_envs)
         self.vector_steps = 0
 
+    def after_buffer_restore(self) -> None:
+        """The envs restart after a resume, so the newest stored transitions end their trajectories: mark them
+        done so n-step sums never join them to the new episodes (their `terminated` flags stay as they were)."""
+        if self.buffer.size:
+            newest = (self.buffer.pos - 1 - np.arange(min(self.env.n_envs, self.buffer.size))) % self.buffer.capacity
+            self.buffer.data["done"][newest] = True
+
     @property
     def steps_per_iteration(self) -> int:
         return self.vector_steps_per_iteration * self.env.n_envs

@@ -218,8 +218,10 @@ def test_run_dir_tags_target_reward_and_resume_with_the_replay_buffer_intact(tmp
     assert out["env_steps"] == 2000
     final = np.load(Path(out["run_dir"]) / "checkpoints" / "step-000002000" / "arrays.npz")
     assert len(final["buffer/reward"]) == 2000
-    for key in ("obs", "action", "reward", "next_obs", "done"):
+    for key in ("obs", "action", "reward", "next_obs", "terminated"):
         np.testing.assert_array_equal(final[f"buffer/{key}"][:1000], saved[f"buffer/{key}"])
+    np.testing.assert_array_equal(final["buffer/done"][:999], saved["buffer/done"][:999])
+    assert final["buffer/done"][999]  # the envs restarted: the trajectory before the resume ends there
 
     stopped = tmp_path / "stopped.json"
     run([*quick, "--steps", "50000", "--target-reward", "0", "--summary-json", str(stopped)])

@@ -142,6 +142,3 @@ class PPO(Agent):
         explained = 1 - float(np.var(data["return"] - data["value"]) / (np.var(data["return"]) + 1e-8))
         return {"loss/policy": policy, "loss/value": value, "loss/entropy": entropy, "train/approx_kl": kl,
                 "train/clip_fraction": clipped, "train/explained_variance": explained, "schedule/lr": lr}
-
-    def schedules(self) -> dict[str, float]:
-        return {}

@@ -79,6 +79,3 @@ class TD3(Agent):
             soft_update(self.actor_target, self.actor, cfg.tau)
             metrics["loss/actor"] = actor_loss.detach()
         return metrics
-
-    def schedules(self) -> dict[str, float]:
-        return {}
