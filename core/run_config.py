@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from core.config import from_dict, load_yaml, merge, parse_overrides, require_at_least_one
-from core.errors import ConfigError
+from core.errors import ConfigError, UserError
 from core.paths import CONFIG_DIR
 
 SECTIONS = ("train", "algo", "env")
@@ -114,5 +114,8 @@ def make_run_dir(logdir: str | Path, env: str, algo: str, seed: int) -> Path:
     while path.exists():
         k += 1
         path = base.with_name(f"{base.name}-{k}")
-    path.mkdir(parents=True)
+    try:
+        path.mkdir(parents=True)
+    except OSError as exc:
+        raise UserError(f"cannot create the run directory under --logdir {logdir}: {exc.strerror}") from None
     return path
