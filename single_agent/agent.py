@@ -53,6 +53,7 @@ class Agent:
         self.total_steps = total_steps
         self.env_steps = 0
         self.n_updates = 0
+        self.n_step = 1  # transitions per TD target (DQN's n-step option)
         self.modules: dict[str, Any] = {}
 
     def obs_tensor(self, obs: Any) -> torch.Tensor:

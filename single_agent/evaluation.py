@@ -12,8 +12,9 @@ def evaluate(agent, env: TransitionVecEnv, n_episodes: int, seed: int | None = N
     """eval/... metrics of `n_episodes` episodes (split evenly over the env's copies)."""
     tally = EpisodeTally(env.n_envs, n_episodes)
     env.reset(seed=seed)
+    rng = np.random.default_rng(seed)
     while tally.running:
-        tr = env.step(agent.env_action(agent.act(env.obs, explore=not deterministic, rng=np.random.default_rng())))
+        tr = env.step(agent.env_action(agent.act(env.obs, explore=not deterministic, rng=rng)))
         if tr.finished is not None:
             done = tr.terminated | tr.truncated
             tally.record(done, tr.finished.returns, tr.finished.lengths, tr.finished.wins)

@@ -45,7 +45,7 @@ class OffPolicyRunner:
     def iteration(self, on_step: OnStep) -> dict[str, float]:
         agent, env, cfg, n = self.agent, self.env, self.cfg, self.env.n_envs
         totals: dict[str, torch.Tensor] = {}
-        updates = 0
+        counts: dict[str, int] = {}  # some metrics (TD3's actor loss) come from some updates only
         for _ in range(self.vector_steps_per_iteration):
             if agent.env_steps < cfg.learning_starts:
                 action = agent.random_actions(n, self.rng)
@@ -59,12 +59,11 @@ class OffPolicyRunner:
             on_step(n, tr.finished)
             if agent.env_steps >= cfg.learning_starts and self.vector_steps % cfg.train_freq == 0:
                 for _ in range(cfg.gradient_steps):
-                    batch = sample_transitions(self.buffer, cfg.batch_size, self.rng, n, cfg.gamma,
-                                               getattr(agent, "n_step", 1))
+                    batch = sample_transitions(self.buffer, cfg.batch_size, self.rng, n, cfg.gamma, agent.n_step)
                     for key, value in agent.update(batch).items():
                         totals[key] = totals[key] + value if key in totals else value
-                    updates += 1
-        metrics = {key: float(value) / updates for key, value in totals.items()}
+                        counts[key] = counts.get(key, 0) + 1
+        metrics = {key: float(value) / counts[key] for key, value in totals.items()}
         metrics["train/updates"] = float(agent.n_updates)
         return {**metrics, **agent.schedules()}
 

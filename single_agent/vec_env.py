@@ -41,7 +41,8 @@ class TransitionVecEnv:
             self.env = gym.make_vec(env_id, num_envs=n_envs, vectorization_mode=VECTORIZATION[vec],
                                     vector_kwargs={"autoreset_mode": AutoresetMode.SAME_STEP}, **env_kwargs)
         except gym.error.DependencyNotInstalled as exc:
-            raise MissingDependencyError(f"env {env_id!r} needs an optional dependency: {str(exc).splitlines()[0]}") from None
+            raise MissingDependencyError(f"env {env_id!r} needs an optional dependency ({str(exc).splitlines()[0]}); "
+                                         "for Box2D envs: pip install -e '.[box2d]'") from None
         except (gym.error.NameNotFound, gym.error.NamespaceNotFound, gym.error.VersionNotFound) as exc:
             raise UnknownNameError(f"unknown gymnasium env {env_id!r}: {str(exc).splitlines()[0]}") from None
         except (gym.error.Error, ModuleNotFoundError, TypeError) as exc:

@@ -77,19 +77,21 @@ class PPO(Agent):
     def _log_prob(self, dist: Categorical | Normal, action: torch.Tensor) -> torch.Tensor:
         return dist.log_prob(action) if self.discrete else dist.log_prob(action).sum(-1)
 
-    @torch.no_grad()
-    def act(self, obs: Any, explore: bool, rng: np.random.Generator | None = None) -> np.ndarray:
-        return self.act_with_value(obs, explore)[0]
+    def _sample(self, dist: Categorical | Normal, explore: bool) -> torch.Tensor:
+        if explore:
+            return dist.sample()
+        return dist.probs.argmax(-1) if self.discrete else dist.mean
 
     @torch.no_grad()
-    def act_with_value(self, obs: Any, explore: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(action, log-prob, value) for a batch of raw observations."""
+    def act(self, obs: Any, explore: bool, rng: np.random.Generator | None = None) -> np.ndarray:
+        return self._sample(self._dist(self.obs_tensor(obs)), explore).cpu().numpy()
+
+    @torch.no_grad()
+    def act_with_value(self, obs: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(sampled action, its log-prob, value) for a batch of raw observations."""
         obs_t = self.obs_tensor(obs)
         dist = self._dist(obs_t)
-        if explore:
-            action = dist.sample()
-        else:
-            action = dist.probs.argmax(-1) if self.discrete else dist.mean
+        action = dist.sample()
         return (action.cpu().numpy(), self._log_prob(dist, action).cpu().numpy(),
                 self.critic(obs_t).squeeze(-1).cpu().numpy())
 
