@@ -1,13 +1,13 @@
 """Wall time and final greedy return of our single-agent learners next to stable-baselines3, same settings.
 
-    python benchmarks/single_vs_sb3.py --algo sac --env Pendulum-v1 --steps 20000 --seed 0
-    python benchmarks/single_vs_sb3.py --algo dqn --env CartPole-v1 --steps 50000 --seed 0
+    python benchmarks/single_vs_sb3.py --algo sac --env Pendulum-v1 --steps 20000 --seeds 0,1,2
+    python benchmarks/single_vs_sb3.py --algo dqn --env CartPole-v1 --steps 50000 --seeds 0,1,2 double_q=false
 
 Both sides get the hyperparameters of our resolved config (configs/algos + configs/tuned, plus any key=value
 overrides), translated to SB3's arguments: same algorithm, env, step budget, network sizes, batch sizes,
 learning rates, buffer, warm-up, train frequency and exploration. Wall time is the training loop only (SB3's
 `learn`, our `Trainer.train` without periodic evaluation); both are then evaluated greedily on the same
-eval envs and seeds. `--threads` sets torch's thread count for both; by default each side keeps its own
+eval envs and seeds. The last line is a Markdown row of means over the seeds. `--threads` sets torch's thread count for both; by default each side keeps its own
 default (SB3: torch's default, ours: train.torch_threads). Needs `pip install -e .[bench]`.
 """
 from __future__ import annotations
@@ -30,6 +30,8 @@ from single_agent.algos import get_algo  # noqa: E402
 from single_agent.cli import run  # noqa: E402
 from single_agent.evaluation import evaluate  # noqa: E402
 from single_agent.vec_env import TransitionVecEnv  # noqa: E402
+
+DEFAULT_THREADS = torch.get_num_threads()  # torch's own default, which SB3 runs with
 
 
 def sb3_model(algo: str, env_id: str, cfg: Any, n_envs: int, steps: int, seed: int):
@@ -87,37 +89,45 @@ def main() -> None:
     p.add_argument("--algo", required=True, choices=["dqn", "ddpg", "td3", "sac", "ppo"])
     p.add_argument("--env", required=True)
     p.add_argument("--steps", type=int, required=True)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seeds", default="0", help="comma-separated seeds; each runs both sides once")
     p.add_argument("--threads", type=int, help="torch threads for both sides (default: each side's own default)")
     p.add_argument("--logdir", default="runs/benchmarks")
     p.add_argument("overrides", nargs="*")
     args = p.parse_args()
+    rows = [compare(args, int(seed)) for seed in args.seeds.split(",")]
+    for row in rows:
+        print(json.dumps(row))
+    mean = {key: float(np.mean([r[key] for r in rows])) for key in ("ours_wall_s", "ours_return", "sb3_wall_s", "sb3_return")}
+    print(f"| {args.algo} | {args.env} | {args.steps:,} | {args.seeds} | {mean['ours_wall_s']:.1f} | "
+          f"{mean['ours_return']:.1f} | {mean['sb3_wall_s']:.1f} | {mean['sb3_return']:.1f} | "
+          f"{mean['ours_wall_s'] / mean['sb3_wall_s']:.2f} |")
+
+
+def compare(args: argparse.Namespace, seed: int) -> dict[str, Any]:
+    """Train and evaluate SB3, then ours, with one seed."""
     entry = get_algo(args.algo)
     overrides = [*args.overrides, "train.eval_interval=0"]
     if args.threads:
         overrides.append(f"train.torch_threads={args.threads}")
     train, cfg, env_kwargs = resolve_config(args.algo, args.env, entry.config_class, entry.defaults,
-                                            cli_train={"steps": args.steps, "seed": args.seed}, overrides=overrides)
+                                            cli_train={"steps": args.steps, "seed": seed}, overrides=overrides)
     eval_env = TransitionVecEnv(args.env, min(train.eval_envs, train.eval_episodes), **env_kwargs)
 
-    torch.set_num_threads(args.threads or torch.get_num_threads())
+    torch.set_num_threads(args.threads or DEFAULT_THREADS)
+    torch.set_flush_denormal(False)  # SB3 as shipped (our trainer turns flushing on for itself)
     sb3_threads = torch.get_num_threads()
-    model = sb3_model(args.algo, args.env, cfg, train.n_envs, args.steps, args.seed)
+    model = sb3_model(args.algo, args.env, cfg, train.n_envs, args.steps, seed)
     start = time.perf_counter()
     model.learn(args.steps)
     sb3_wall = time.perf_counter() - start
-    sb3_eval = evaluate(SB3Policy(model), eval_env, train.eval_episodes, seed=args.seed + EVAL_SEED_OFFSET)
+    sb3_eval = evaluate(SB3Policy(model), eval_env, train.eval_episodes, seed=seed + EVAL_SEED_OFFSET)
 
-    ours = run(["--algo", args.algo, "--env", args.env, "--steps", str(args.steps), "--seed", str(args.seed),
+    ours = run(["--algo", args.algo, "--env", args.env, "--steps", str(args.steps), "--seed", str(seed),
                 "--logdir", args.logdir, "--no-progress", *overrides])
-    result = {"algo": args.algo, "env": args.env, "steps": args.steps, "seed": args.seed,
-              "ours_wall_s": round(ours["wall_s"], 1), "ours_return": round(ours["eval_return_mean"], 1),
-              "ours_threads": train.torch_threads, "sb3_wall_s": round(sb3_wall, 1),
-              "sb3_return": round(sb3_eval["eval/return_mean"], 1), "sb3_threads": sb3_threads,
-              "wall_ratio": round(ours["wall_s"] / sb3_wall, 3)}
-    print(f"| {args.algo} | {args.env} | {args.steps:,} | {result['ours_wall_s']} | {result['ours_return']} | "
-          f"{result['sb3_wall_s']} | {result['sb3_return']} | {result['wall_ratio']:.2f} |")
-    print(json.dumps(result))
+    return {"algo": args.algo, "env": args.env, "steps": args.steps, "seed": seed,
+            "ours_wall_s": round(ours["wall_s"], 1), "ours_return": round(ours["eval_return_mean"], 1),
+            "ours_threads": train.torch_threads, "sb3_wall_s": round(sb3_wall, 1),
+            "sb3_return": round(sb3_eval["eval/return_mean"], 1), "sb3_threads": sb3_threads}
 
 
 if __name__ == "__main__":
