@@ -37,6 +37,7 @@ def build_parser(prog: str, description: str, algos: str, env_help: str, epilog:
     p.add_argument("--env", required=True, help=env_help)
     p.add_argument("--steps", type=int, help="env-step budget (one step of one env)")
     p.add_argument("--n-envs", type=int, help="parallel env copies")
+    p.add_argument("--vec", choices=["sync", "subproc"], help="vector env kind: sync (in process) or subproc (workers)")
     p.add_argument("--seed", type=int)
     p.add_argument("--device", help="cpu, cuda or cuda:N")
     p.add_argument("--config", help="YAML file with train/algo/env sections")
@@ -53,7 +54,7 @@ def build_parser(prog: str, description: str, algos: str, env_help: str, epilog:
 def train_from_args(args: argparse.Namespace, config_class: type, defaults: dict[str, Any], trainer_class: type,
                     cli_train: dict[str, Any] | None = None, report_wins: bool = True) -> dict[str, Any]:
     """Resolve the run config from the parsed flags, train, write the summary JSON and print the summary."""
-    cli_train = {"steps": args.steps, "n_envs": args.n_envs, "seed": args.seed, "device": args.device,
+    cli_train = {"steps": args.steps, "n_envs": args.n_envs, "vec": args.vec, "seed": args.seed, "device": args.device,
                  "progress": False if args.no_progress else None, **(cli_train or {})}
     train, algo_cfg, env_kwargs = resolve_config(args.algo, args.env, config_class, defaults,
                                                  args.config, cli_train, args.overrides)

@@ -12,10 +12,8 @@ ENV_HELP = "env: a registered name (mpe_simple_spread, smac_3m, ...) or package.
 
 
 def parser() -> argparse.ArgumentParser:
-    p = build_parser("train_marl.py", "Train a multi-agent RL algorithm.", ", ".join(ALGOS),
-                     "registered env name or package.module:factory", ENV_HELP)
-    p.add_argument("--vec", choices=["sync", "subproc"], help="vector env kind")
-    return p
+    return build_parser("train_marl.py", "Train a multi-agent RL algorithm.", ", ".join(ALGOS),
+                        "registered env name or package.module:factory", ENV_HELP)
 
 
 def run(argv: list[str] | None = None) -> dict:
@@ -23,7 +21,7 @@ def run(argv: list[str] | None = None) -> dict:
     args = parser().parse_intermixed_args(argv)
     entry = get_algo(args.algo)
     resolve(args.env)
-    return train_from_args(args, entry.config_class, entry.defaults, MarlTrainer, {"vec": args.vec})
+    return train_from_args(args, entry.config_class, entry.defaults, MarlTrainer)
 
 
 def main(argv: list[str] | None = None) -> int:

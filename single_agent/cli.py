@@ -8,13 +8,12 @@ from single_agent.algos import ALGOS, get_algo
 from single_agent.trainer import SingleAgentTrainer
 
 ENV_HELP = ("env: a gymnasium id (CartPole-v1, Pendulum-v1, ...), or module:EnvId to import a module that "
-            "registers it first.\n")
+            "registers it first. --vec subproc is gymnasium's async vector env.\n")
 
 
 def parser() -> argparse.ArgumentParser:
     p = build_parser("train_single.py", "Train a single-agent RL algorithm on a gymnasium env.", ", ".join(ALGOS),
                      "gymnasium env id", ENV_HELP)
-    p.add_argument("--vec", choices=["sync", "subproc"], help="gymnasium vector env kind (subproc = async)")
     p.add_argument("--target-reward", type=float, help="stop once the greedy eval return reaches this")
     return p
 
@@ -24,7 +23,7 @@ def run(argv: list[str] | None = None) -> dict:
     args = parser().parse_intermixed_args(argv)
     entry = get_algo(args.algo)
     return train_from_args(args, entry.config_class, entry.defaults, SingleAgentTrainer,
-                           {"vec": args.vec, "target_return": args.target_reward}, report_wins=False)
+                           {"target_return": args.target_reward}, report_wins=False)
 
 
 def main(argv: list[str] | None = None) -> int:
