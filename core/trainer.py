@@ -42,8 +42,6 @@ class Trainer:
         self._last_checkpoint: tuple[int, Path] | None = None
         self.wall_s = 0.0
         torch.set_num_threads(train.torch_threads)
-        # Adam's second-moment estimates drift into denormal floats, which the CPU handles up to 10x slower
-        torch.set_flush_denormal(True)
         self.np_rng = seed_everything(train.seed)
         try:
             self._build(device(train.device))
@@ -114,6 +112,9 @@ class Trainer:
         start = time.perf_counter()
         start_steps = self.env_steps
         self.callbacks.on_train_start(self)
+        # Adam's second-moment estimates drift into denormal floats, which the CPU handles up to 10x slower.
+        # Flushing them is a per-thread CPU mode that numpy obeys too, so it is on only while training.
+        torch.set_flush_denormal(True)
         try:
             while self.env_steps < self.total_steps and self.stop_reason is None:
                 metrics = self.runner.iteration(self._on_step)
@@ -124,6 +125,8 @@ class Trainer:
             self.save_checkpoint()
             self.callbacks.on_train_end(self)
             raise
+        finally:
+            torch.set_flush_denormal(False)
         self.wall_s = time.perf_counter() - start
         if self._last_eval_step != self.env_steps:
             self.callbacks.on_eval_end(self, self.evaluate())

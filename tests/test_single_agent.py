@@ -223,6 +223,8 @@ def test_run_dir_tags_target_reward_and_resume_with_the_replay_buffer_intact(tmp
     np.testing.assert_array_equal(final["buffer/done"][:999], saved["buffer/done"][:999])
     assert final["buffer/done"][999]  # the envs restarted: the trajectory before the resume ends there
 
+    assert np.float32(1e-39) * np.float32(1.0) != 0  # denormals are flushed only while training
+
     stopped = tmp_path / "stopped.json"
     run([*quick, "--steps", "50000", "--target-reward", "0", "--summary-json", str(stopped)])
     assert json.loads(stopped.read_text())["env_steps"] == 500  # stopped at the first evaluation
