@@ -65,7 +65,7 @@ def check_action_space(algo: str, space: spaces.Space, discrete: bool, continuou
 
 
 class ActionScaler:
-    """Maps actions between the learners' [-1, 1] and a Box's [low, high]."""
+    """Maps the learners' [-1, 1] actions to a Box's [low, high]."""
 
     def __init__(self, space: spaces.Box) -> None:
         self.low = space.low.astype(np.float32)
@@ -73,6 +73,3 @@ class ActionScaler:
 
     def to_env(self, action: np.ndarray) -> np.ndarray:
         return self.low + (np.clip(action, -1.0, 1.0) + 1.0) * self.half
-
-    def from_env(self, action: np.ndarray) -> np.ndarray:
-        return ((action - self.low) / self.half - 1.0).astype(np.float32)
