@@ -25,9 +25,8 @@ TICKS_PER_STEP = 8
 # (paper: 42%) over seeds 0-2, 600 episodes each.
 SENSE_EVERY = 2  # ticks between collision resolutions
 RETARGET_EVERY = 2  # ticks between enemy target re-selections (a multiple of SENSE_EVERY)
-AI_TARGET_JITTER = 1.0
+AI_TARGET_JITTER = 1.0  # random distance added to each candidate when the enemy AI picks a target
 DENSE_COLLISION_UNITS = 20  # up to this many units per battle, collisions use dense [B, U, U] arithmetic
-NEAR_MARGIN = 1.5  # large battles: pairs closer than radii + this are checked for collisions until re-targeting  # random distance added to each candidate when the enemy AI picks a target
 DT = 1.0 / 16.0
 MOVE_AMOUNT = 2.0
 SCAN_RANGE = 5.0  # enemy auto-acquire range (plus both units' radii)
@@ -40,6 +39,8 @@ TABLE_FIELD = {"max_hp": "hp", "max_shield": "shield"}
 PER_UNIT_STATS = ("max_hp", "max_shield", "armor", "attacks", "range", "radius", "cooldown_ticks", "speed_per_tick",
                   "armored", "light", "obs_max_cooldown", "heal_per_tick", "is_medivac", "is_line_splash",
                   "is_suicide", "splash_radius", "regen_per_tick", "projectile_ticks")
+# pairwise stat tables [n_envs, n_units, n_units]: [b, i, j] is unit i's value against unit j
+PAIRWISE_STATS = ("reach", "radius_sum", "volley", "hit_damage", "scan_reach", "collide")
 
 
 class Battle:
@@ -62,6 +63,13 @@ class Battle:
         padded[1:-1, 1:-1] = smac_map.pathing()
         self._walk = padded.ravel()  # cell (cx, cy) -> index (cx + 1) * (MAP_SIZE + 2) + cy + 1
         self._box = _rectangle(padded[1:-1, 1:-1])
+        # walkable() of contiguous complex positions [n, m] when the walkable area is one rectangle, else None
+        self.in_box = None
+        if self._box is not None:  # bounds of interleaved (x, y) floats, long enough for m <= 4 * n_units
+            x0, x1, y0, y1 = self._box
+            self._box_lo = np.tile(np.array([x0, y0], np.float32), 4 * (self.n_agents + self.n_enemies))
+            self._box_hi = np.tile(np.array([x1, y1], np.float32), 4 * (self.n_agents + self.n_enemies))
+            self.in_box = self._in_box
         self.enemy_of = self.is_ally[:, None] != self.is_ally[None, :]
         self.has_shields = bool((t.shield > 0).any())
         self.has_splash = bool(t.is_line_splash.any())
@@ -70,23 +78,23 @@ class Battle:
         self.has_regen = bool((t.regen_per_tick > 0).any())
         self.delays = sorted(set(t.projectile_ticks.tolist()))
         shape = (n_envs, n_units)
-        # A fixed roster has the same stats in every env: one row, broadcast read-only (cheap to read);
-        # a generated roster gets writable per-env copies filled at each reset.
+        # Per-unit stats are contiguous [n_envs, n_units] arrays (numpy is several times slower on broadcast
+        # operands with a short inner axis). Pairwise tables of a fixed roster, the same in every env, are one
+        # [U, U] block broadcast read-only; a generated roster gets per-env rows, all filled at each reset.
         self._eye = np.eye(n_units, dtype=bool)
         self._fixed = isinstance(self.roster, FixedRoster)
-        rows = 1 if self._fixed else n_envs
-        self.kind = np.zeros((rows, n_units), np.int64)
+        self.kind = np.zeros(shape, np.int64)
         for name in PER_UNIT_STATS:
-            setattr(self, name, np.zeros((rows, n_units), getattr(t, TABLE_FIELD.get(name, name)).dtype))
-        for name in ("reach", "radius_sum", "volley", "hit_damage", "scan_reach"):
-            setattr(self, name, np.zeros((rows, n_units, n_units), np.float32))
-        self.enemy_reach = np.zeros((rows, self.n_enemies, self.n_agents), np.float32)  # reach[:, a:, :a]
-        self.target_penalty = np.zeros((rows, self.n_agents), np.float32)  # enemy AI: medivacs last
-        self.collide = np.zeros((rows, n_units, n_units), bool)
+            setattr(self, name, np.zeros(shape, getattr(t, TABLE_FIELD.get(name, name)).dtype))
+        self.target_penalty = np.zeros((n_envs, self.n_agents), np.float32)  # enemy AI: medivacs last
+        rows = 1 if self._fixed else n_envs
+        for name in PAIRWISE_STATS:
+            setattr(self, name, np.zeros((rows, n_units, n_units), bool if name == "collide" else np.float32))
         if self._fixed:
-            self._set_stats(np.zeros(1, np.int64), self.roster.kinds[None])
-            for name in (*PER_UNIT_STATS, "kind", "reach", "radius_sum", "volley", "hit_damage", "scan_reach",
-                         "collide", "enemy_reach", "target_penalty"):
+            kinds = self.roster.kinds[None]
+            self._set_unit_stats(slice(None), kinds)
+            self._set_pair_stats(np.zeros(1, np.int64), kinds)
+            for name in PAIRWISE_STATS:
                 value = getattr(self, name)
                 setattr(self, name, np.broadcast_to(value, (n_envs, *value.shape[1:])))
         self.z = np.zeros(shape, np.complex64)  # float32 precision is ample on a 32 x 32 map
@@ -100,16 +108,31 @@ class Battle:
         # damage in flight: pending[k] lands k ticks from now (ranged projectiles)
         self.pending = np.zeros((max(self.delays) + 1, *shape, 2), np.float32)  # [..., (damage, hits)]
         self._envs = np.arange(n_envs)[:, None]
-        self._flat_base = self._envs * n_units
         self._units = np.arange(n_units)
+        # flat indices: unit (b, j) is z.ravel()[_flat_base[b] + j]; pair (b, u, j) of a [B, U, U] array is
+        # [_pair_env[b, u] + j], of a pairwise stat [_pair_stat[b, u] + j] (stat tables: see _pairwise)
+        self._flat_base = self._envs * n_units
+        self._ones = np.ones(n_units, np.complex64)
+        self._pair_env = (self._flat_base + self._units) * n_units
+        self._pair_stat = self._units[None] * n_units if self._fixed else self._pair_env
+        a, e = self.n_agents, self.n_enemies
+        self._pair_ea = self._pair_env[:, a:, None] + np.arange(a)  # [B, E, A]: pairs (enemy, ally)
+        self._ea_base = np.arange(n_envs * e).reshape(n_envs, e) * a  # [B, E, A] array: row (b, e) starts here
+        # enemy auto-acquire distance to each ally, contiguous [B, E, A] (refreshed at reset when generated)
+        self.scan_ea = np.ascontiguousarray(self.scan_reach[:, a:, :a])
 
     # -- episodes ---------------------------------------------------------------------------------------
-    def _set_stats(self, idx: np.ndarray, kinds: np.ndarray) -> None:
-        """Per-unit and pairwise stats of envs `idx` from their unit types `kinds` [n, U]."""
+    def _set_unit_stats(self, idx: np.ndarray | slice, kinds: np.ndarray) -> None:
+        """Per-unit stats of envs `idx` from their unit types `kinds` [n, U] (n may be 1, broadcast)."""
         t = self.types
         self.kind[idx] = kinds
         for name in PER_UNIT_STATS:
             getattr(self, name)[idx] = getattr(t, TABLE_FIELD.get(name, name))[kinds]
+        self.target_penalty[idx] = np.where(t.is_medivac[kinds][:, : self.n_agents], 100.0, 0.0)
+
+    def _set_pair_stats(self, idx: np.ndarray, kinds: np.ndarray) -> None:
+        """Pairwise stat tables of envs `idx` from their unit types `kinds` [n, U]."""
+        t = self.types
         radius, rng_ = t.radius[kinds], t.range[kinds]
         self.radius_sum[idx] = radius[:, :, None] + radius[:, None, :]
         self.reach[idx] = rng_[:, :, None] + self.radius_sum[idx]
@@ -122,8 +145,6 @@ class Battle:
         self.collide[idx] = ground[:, :, None] & ground[:, None, :] & ~self._eye
         # enemy auto-acquire distance to each ally (stored [.., U, U], used [.., E, A]): scan range + both radii
         self.scan_reach[idx] = SCAN_RANGE + self.radius_sum[idx]
-        self.enemy_reach[idx] = self.reach[idx][:, self.n_agents:, : self.n_agents]
-        self.target_penalty[idx] = np.where(t.is_medivac[kinds][:, : self.n_agents], 100.0, 0.0)
 
     def reset(self, mask: np.ndarray) -> None:
         """Start new episodes in the envs where `mask` is true."""
@@ -132,7 +153,9 @@ class Battle:
             return
         kinds, positions = self.roster.sample(self.rng, idx.size)
         if not self._fixed:
-            self._set_stats(idx, kinds)
+            self._set_unit_stats(idx, kinds)
+            self._set_pair_stats(idx, kinds)
+            self.scan_ea[idx] = self.scan_reach[idx, self.n_agents:, : self.n_agents]
         self.z[idx] = positions @ np.array([1, 1j])
         if self.roster.attack_ally_centroid:  # generated scenarios: advance on where the allies start
             self.attack_point[idx] = self.z[idx, : self.n_agents].mean(1)
@@ -165,26 +188,39 @@ class Battle:
         for tick in range(TICKS_PER_STEP):
             if tick % SENSE_EVERY == 0:
                 retarget = tick % RETARGET_EVERY == 0
-                self._sense(attacked_by, retarget)
+                self._sense(attacked_by, ally_target, retarget)
                 if retarget:
                     target = np.where(ally_target >= 0, ally_target, self.ai_target)
                     tidx = np.maximum(target, 0)
                     targeting = target >= 0
-                    reach = _gather(self.reach, tidx)
-            self._tick(tidx, targeting, reach, goal, has_goal)
+                    flat_t, pair_t = self._flat_base + tidx, self._pair_stat + tidx
+                    reach = self._pairwise(self.reach, pair_t)
+            self._tick(flat_t, pair_t, targeting, reach, goal, has_goal)
         self.last_target = target
         self.steps += 1
 
-    def _sense(self, attacked_by: np.ndarray, retarget: bool = True) -> None:
+    def _pairwise(self, table: np.ndarray, pair: np.ndarray) -> np.ndarray:
+        """table[b, u, j] of a pairwise stat table [B, U, U] at flat pair indices (from `_pair_stat`); a fixed
+        roster's table is one broadcast [U, U] block."""
+        return np.take(table[0] if self._fixed else table, pair)
+
+    def _sense(self, attacked_by: np.ndarray, ally_target: np.ndarray, retarget: bool = True) -> None:
         """Collision push-apart, then (when `retarget`) enemy target selection from the same distances."""
-        diff = self.z[:, None, :] - self.z[:, :, None]  # [B, i, j] = z_j - z_i
+        u = self.n_units
+        # [B, i, j] = z_j - z_i; contiguous operands are faster for few units, broadcasting for many
+        if u <= DENSE_COLLISION_UNITS:
+            diff = _cols(self.z, u) - _rows(self.z, u)
+        else:
+            diff = self.z[:, None, :] - self.z[:, :, None]
         dist = np.abs(diff)
-        if self.n_units <= DENSE_COLLISION_UNITS:
-            overlap = self.radius_sum - dist
-            pairs = (overlap > 0) & self.collide & self.alive[:, :, None] & self.alive[:, None, :]
-            if pairs.any():
-                w = np.where(pairs, 0.5 * overlap / np.maximum(dist, 1e-6), 0.0).astype(np.float32)
-                self._place(self.z - (w * diff).sum(2))
+        if u <= DENSE_COLLISION_UNITS:
+            # units that do not collide (dead, air) get a hugely negative radius, so they never overlap;
+            # a unit's pair with itself has diff 0, so it pushes nothing
+            live = self.alive & ~self.is_medivac if self.has_medivac else self.alive
+            radius = np.where(live, self.radius, -FAR)
+            overlap = _rows(radius, u) + _cols(radius, u) - dist
+            w = np.maximum(overlap, 0.0) / np.maximum(dist, 1e-6)
+            self._place(self.z - 0.5 * ((w * diff) @ self._ones))  # matmul: numpy's sum over a short axis is slow
         else:  # large battles: gather only the few overlapping pairs
             flat = np.flatnonzero((dist < self.radius_sum) & self.collide)  # far cheaper than nonzero() here
             b, rest = np.divmod(flat, self.n_units * self.n_units)
@@ -198,35 +234,38 @@ class Battle:
                 shift = np.bincount(flat, push.real, size) + 1j * np.bincount(flat, push.imag, size)
                 self._place(self.z + shift.reshape(self.z.shape).astype(np.complex64))
         if retarget:
-            self._enemy_ai(dist[:, self.n_agents:, : self.n_agents], attacked_by)
+            self._enemy_ai(dist, attacked_by, ally_target)
 
-    def _enemy_ai(self, to_ally: np.ndarray, attacked_by: np.ndarray) -> None:
+    def _enemy_ai(self, dist: np.ndarray, attacked_by: np.ndarray, ally_target: np.ndarray) -> None:
         """Attack-move AI (SMAC_SPEC §5.5/5.7): keep a live target that is in reach or attacking us, else
         acquire the nearest ally within scan range or attacking us (medivacs last). Enemy medivacs follow
-        the most damaged friendly unit. `to_ally` [B, E, A] distances; `attacked_by` [B, E, A]."""
-        a, envs = self.n_agents, self._envs
+        the most damaged friendly unit. `dist` [B, U, U] pairwise distances; `attacked_by` [B, E, A] is
+        `ally_target` [B, U] (allies' targets) as a mask."""
+        a, e = self.n_agents, self.n_enemies
+        to_ally = np.take(dist, self._pair_ea)  # [B, E, A] = dist[:, a:, :a], contiguous
         current = self.ai_target[:, a:]
-        cidx = np.clip(current, 0, a - 1)  # enemy medivacs hold friendly targets (>= a): never kept here
-        d_cur = np.take_along_axis(to_ally, cidx[..., None], axis=2)[..., 0]
-        keep = (current >= 0) & (current < a) & self.alive[envs, cidx] & (
-            (d_cur <= _gather(self.enemy_reach, cidx))
-            | np.take_along_axis(attacked_by, cidx[..., None], axis=2)[..., 0])
-        candidate = self.alive[:, None, :a] & ((to_ally < self.scan_reach[:, a:, :a]) | attacked_by)
+        # enemy medivacs hold friendly targets (>= a): never kept here
+        cidx = np.minimum(np.maximum(current, 0), a - 1)
+        keep = (current >= 0) & (current < a) & np.take(self.alive, self._flat_base + cidx) & (
+            (np.take(to_ally, self._ea_base + cidx) <= self._pairwise(self.reach, self._pair_stat[:, a:] + cidx))
+            | (np.take(ally_target, self._flat_base + cidx) == self._units[a:]))
+        cost = _cols(np.where(self.alive[:, :a], self.target_penalty, FAR), e)  # dead allies: never chosen
+        candidate = ((to_ally < self.scan_ea) | attacked_by) & (cost < FAR)
         jitter = self.rng.random(to_ally.shape, dtype=np.float32)
-        score = np.where(candidate, to_ally + self.target_penalty[:, None, :] + AI_TARGET_JITTER * jitter, FAR)
+        score = np.where(candidate, to_ally + cost + AI_TARGET_JITTER * jitter, FAR)
         best = score.argmin(axis=2)
-        found = np.take_along_axis(score, best[..., None], axis=2)[..., 0] < FAR
+        found = np.take(candidate, self._ea_base + best)
         chosen = np.where(keep, current, np.where(found, best, -1))
         if self.has_medivac:
             frac = np.where(self.alive[:, a:] & ~self.is_medivac[:, a:], self.hp[:, a:] / self.max_hp[:, a:], FAR)
             chosen = np.where(self.is_medivac[:, a:], frac.argmin(axis=1)[:, None] + a, chosen)
         self.ai_target[:, a:] = chosen
 
-    def _tick(self, tidx: np.ndarray, targeting: np.ndarray, reach: np.ndarray, goal: np.ndarray,
-              has_goal: np.ndarray) -> None:
-        envs = self._envs
-        has_target = targeting & self.alive & self.alive[envs, tidx]
-        tz = self.z[envs, tidx]
+    def _tick(self, flat_t: np.ndarray, pair_t: np.ndarray, targeting: np.ndarray, reach: np.ndarray,
+              goal: np.ndarray, has_goal: np.ndarray) -> None:
+        """One world tick; each unit's target is at flat index `flat_t` (pair index `pair_t`)."""
+        has_target = targeting & self.alive & np.take(self.alive, flat_t)
+        tz = np.take(self.z, flat_t)
         in_range = has_target & (np.abs(tz - self.z) <= reach)
         # move: chase a target out of reach, else head for the goal (move order / attack-move point)
         chase = has_target & ~in_range
@@ -238,24 +277,42 @@ class Battle:
         # fire (or heal) when in reach and ready
         ready = in_range & (self.cooldown <= 0)
         if self.has_medivac:
-            self._heal(ready & self.is_medivac, tidx)
+            self._heal(ready & self.is_medivac, flat_t)
             ready &= ~self.is_medivac
         if ready.any():
-            self._attack(ready, tidx)
+            self._attack(ready, flat_t, pair_t)
         self._land_hits()
         self._regenerate()
 
     def _place(self, new: np.ndarray) -> None:
         """Move to `new` where walkable; blocked units slide along x or y, else stay."""
-        new = new.astype(np.complex64, copy=False)
-        ok = self.walkable(new.real, new.imag)
-        if ok.all():
-            self.z = new
-            return
+        new = np.ascontiguousarray(new, np.complex64)
+        if self.in_box is not None:
+            inside = self._inside_xy(new)
+            if inside.all():  # the common case, decided without the per-unit reduction
+                self.z = new
+                return
+            ok = inside.view(np.uint16) == 0x0101
+        else:
+            ok = self.walkable(new.real, new.imag)
+            if ok.all():
+                self.z = new
+                return
         x, y = self.z.real, self.z.imag
         slide_x = ~ok & self.walkable(new.real, y)
         slide_y = ~ok & ~slide_x & self.walkable(x, new.imag)
         self.z = np.where(ok, new, np.where(slide_x, new.real + 1j * y, np.where(slide_y, x + 1j * new.imag, self.z)))
+
+    def _in_box(self, z: np.ndarray) -> np.ndarray:
+        """walkable() for contiguous complex positions [n, m] on a one-rectangle map."""
+        return self._inside_xy(z).view(np.uint16) == 0x0101  # both x and y inside (one byte each)
+
+    def _inside_xy(self, z: np.ndarray) -> np.ndarray:
+        """[n, 2m] bools: each interleaved x and y of contiguous complex positions [n, m] lies within the
+        walkable rectangle (faster than comparing strided .real/.imag views)."""
+        xy = z.view(np.float32)
+        width = xy.shape[-1]
+        return (xy >= self._box_lo[:width]) & (xy < self._box_hi[:width])
 
     def walkable(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
         """Whether points lie on walkable in-bounds cells (out of bounds is not walkable)."""
@@ -266,18 +323,18 @@ class Battle:
         cy = np.clip(np.floor(y) + 1, 0, MAP_SIZE + 1)
         return self._walk[(cx * (MAP_SIZE + 2) + cy).astype(np.int64)]
 
-    def _attack(self, fire: np.ndarray, tidx: np.ndarray) -> None:
+    def _attack(self, fire: np.ndarray, flat_t: np.ndarray, pair_t: np.ndarray) -> None:
         """Fire: melee and instant hits land now, projectiles after their travel time (so shots already in
         flight at a target that dies are wasted, as in SC2)."""
         size = self.n_envs * self.n_units
         direct = fire & ~self.is_suicide if self.has_suicide else fire
-        volley = _gather(self.volley, tidx)
+        volley = self._pairwise(self.volley, pair_t)
         if self.delays == [0]:  # no projectiles on this map: every hit lands now
-            flat = (self._flat_base + tidx)[direct]
+            flat = flat_t[direct]
             total = np.bincount(flat, volley[direct], size).reshape(fire.shape)
-            n_hits = np.bincount(flat, (self.attacks * direct)[direct], size).reshape(fire.shape)
+            n_hits = np.bincount(flat, self.attacks[direct], size).reshape(fire.shape)
             if self.has_splash or self.has_suicide:
-                splash_dmg, splash_hits = self._splash(fire, tidx)
+                splash_dmg, splash_hits = self._splash(fire, flat_t)
                 total, n_hits = total + splash_dmg, n_hits + splash_hits
             self._apply_damage(total, n_hits)
             self._after_firing(fire)
@@ -286,12 +343,12 @@ class Battle:
             shots = direct & (self.projectile_ticks == delay) if len(self.delays) > 1 else direct
             if not shots.any():
                 continue
-            flat = (self._flat_base + tidx)[shots]
+            flat = flat_t[shots]
             slot = self.pending[delay]
             slot[..., 0] += np.bincount(flat, volley[shots], size).reshape(fire.shape)
-            slot[..., 1] += np.bincount(flat, (self.attacks * shots)[shots], size).reshape(fire.shape)
+            slot[..., 1] += np.bincount(flat, self.attacks[shots], size).reshape(fire.shape)
         if self.has_splash or self.has_suicide:
-            splash_dmg, splash_hits = self._splash(fire, tidx)
+            splash_dmg, splash_hits = self._splash(fire, flat_t)
             self.pending[0, ..., 0] += splash_dmg
             self.pending[0, ..., 1] += splash_hits
         self._after_firing(fire)
@@ -314,17 +371,16 @@ class Battle:
             self.pending[:-1] = self.pending[1:]
         self.pending[-1] = 0.0
 
-    def _splash(self, fire: np.ndarray, tidx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def _splash(self, fire: np.ndarray, flat_t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Colossus beam (enemies within splash_radius of the primary target, primary excluded) and baneling
         explosions (enemies within splash_radius of the baneling): damage [B, U] and hit counts [B, U]."""
-        envs = self._envs
         line = fire & self.is_line_splash
         boom = fire & self.is_suicide
-        centre = np.where(line, self.z[envs, tidx], self.z)  # the target (beam) or the baneling itself
+        centre = np.where(line, np.take(self.z, flat_t), self.z)  # the target (beam) or the baneling itself
         d = np.abs(self.z[:, None, :] - centre[:, :, None])  # [B, attacker, victim]
         victims = self.enemy_of[None] & self.alive[:, None, :]
         radius = self.splash_radius[:, :, None]
-        hit = (line[..., None] & (d < radius) & (self._units[None, None, :] != tidx[..., None])) \
+        hit = (line[..., None] & (d < radius) & (self._flat_base[..., None] + self._units != flat_t[..., None])) \
             | (boom[..., None] & (d < radius + self.radius[:, None, :]))
         hit &= victims
         hits = hit * self.attacks[:, :, None]
@@ -332,6 +388,10 @@ class Battle:
 
     def _apply_damage(self, total: np.ndarray, n_hits: np.ndarray) -> None:
         """Shields absorb first; each hit that reaches hp is reduced by armor (SMAC_SPEC §5.2)."""
+        if not self.has_shields:
+            self.hp -= np.maximum(total - self.armor * n_hits, 0.0)
+            self._deaths()
+            return
         hit = total > 0
         absorbed = np.minimum(self.shield, total)
         overflow = total - absorbed
@@ -339,20 +399,21 @@ class Battle:
         self.shield -= absorbed
         self.hp -= np.maximum(overflow - self.armor * hits_on_hp, 0.0)
         self.shield_delay = np.where(hit, SHIELD_REGEN_DELAY / DT, self.shield_delay)
+        self._deaths()
+
+    def _deaths(self) -> None:
         died = self.alive & (self.hp <= 0)
         if died.any():
             self.hp[died] = 0.0
             self.shield[died] = 0.0
             self.alive &= ~died
 
-    def _heal(self, healing: np.ndarray, tidx: np.ndarray) -> None:
+    def _heal(self, healing: np.ndarray, flat_t: np.ndarray) -> None:
         if not healing.any():
             return
-        envs = self._envs
-        missing = self.max_hp[envs, tidx] - self.hp[envs, tidx]
+        missing = np.take(self.max_hp, flat_t) - np.take(self.hp, flat_t)
         amount = np.clip(np.minimum(self.heal_per_tick, self.energy * MEDIVAC_HP_PER_ENERGY), 0.0, missing) * healing
-        flat = (self._flat_base + tidx).ravel()
-        self.hp += np.bincount(flat, amount.ravel(), self.n_envs * self.n_units).reshape(self.hp.shape)
+        self.hp += np.bincount(flat_t.ravel(), amount.ravel(), self.n_envs * self.n_units).reshape(self.hp.shape)
         self.energy -= amount / MEDIVAC_HP_PER_ENERGY
 
     def _regenerate(self) -> None:
@@ -368,9 +429,14 @@ class Battle:
             self.hp = np.where(self.alive, np.minimum(self.hp + self.regen_per_tick, self.max_hp), self.hp)
 
 
-def _gather(pairwise: np.ndarray, index: np.ndarray) -> np.ndarray:
-    """pairwise[b, u, index[b, u]] for a [B, U, U] array and [B, U'] indices (the first U' rows)."""
-    return pairwise[np.arange(index.shape[0])[:, None], np.arange(index.shape[1]), index]
+def _rows(x: np.ndarray, n: int) -> np.ndarray:
+    """[B, U] -> [B, U, n] with [b, i, j] = x[b, i], contiguous (faster to compute on than a broadcast)."""
+    return np.repeat(x, n, axis=1).reshape(*x.shape, n)
+
+
+def _cols(x: np.ndarray, n: int) -> np.ndarray:
+    """[B, U] -> [B, n, U] with [b, i, j] = x[b, j], contiguous."""
+    return np.repeat(x[:, None, :], n, axis=1)
 
 
 def _rectangle(grid: np.ndarray) -> tuple[float, float, float, float] | None:

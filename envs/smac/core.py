@@ -117,7 +117,7 @@ class SMACBatch:
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(obs [n, A, obs], state [n, state], avail [n, A, n_actions]) for envs `idx` (default: all);
         observations are written into `obs_out` when given."""
-        idx = self.all if idx is None else idx
+        idx = slice(None) if idx is None or idx is self.all else idx  # a slice reads views, not copies
         f = self.features
         rel = f.relative(idx)
         dist = np.abs(rel)

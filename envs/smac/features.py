@@ -74,17 +74,19 @@ class Features:
         self.type_shoot = np.maximum(types.range, flags.min_attack_range)
 
     # -- actions ----------------------------------------------------------------------------------------
-    def can_move(self, idx: np.ndarray) -> np.ndarray:
+    def can_move(self, idx: np.ndarray | slice) -> np.ndarray:
         """[n, A, 4]: moving N/S/E/W lands on a walkable in-bounds cell (SMAC's can_move, move_amount/2 = 1)."""
         probe = self.b.z[idx, : self.n_agents, None] + MOVE_STEPS
+        if self.b.in_box is not None:
+            return self.b.in_box(probe.reshape(len(probe), -1)).reshape(probe.shape)
         return self.b.walkable(probe.real, probe.imag)
 
-    def relative(self, idx: np.ndarray) -> np.ndarray:
+    def relative(self, idx: np.ndarray | slice) -> np.ndarray:
         """Positions of every unit relative to each agent, complex [n, A, U]."""
         z = self.b.z[idx]
         return z[:, None, :] - z[:, : self.n_agents, None]
 
-    def ranges(self, idx: np.ndarray) -> tuple[np.ndarray | float, np.ndarray | float]:
+    def ranges(self, idx: np.ndarray | slice) -> tuple[np.ndarray | float, np.ndarray | float]:
         """(sight, shoot) range of each agent: SMAC's 9 and 6, or with use_unit_ranges each unit's own
         ([n, A, 1], broadcasting against [n, A, U] distances)."""
         if not self.flags.use_unit_ranges:
@@ -92,17 +94,17 @@ class Features:
         kinds = self.b.kind[idx, : self.n_agents, None]
         return self.type_sight[kinds], self.type_shoot[kinds]
 
-    def onehot(self, idx: np.ndarray) -> np.ndarray:
+    def onehot(self, idx: np.ndarray | slice) -> np.ndarray:
         """Unit-type one-hot [n, U, bits] (allies and enemies use their own orders)."""
         kinds, a = self.b.kind[idx], self.n_agents
         return np.concatenate([self.ally_onehot[kinds[:, :a]], self.enemy_onehot[kinds[:, a:]]], axis=1)
 
-    def avail(self, idx: np.ndarray, dist: np.ndarray) -> np.ndarray:
+    def avail(self, idx: np.ndarray | slice, dist: np.ndarray) -> np.ndarray:
         """Available actions [n, A, n_actions]; `dist` is abs(relative(idx))."""
         b, a = self.b, self.n_agents
         alive = b.alive[idx, :a]
         _, shoot = self.ranges(idx)
-        out = np.zeros((len(idx), a, self.n_actions), bool)
+        out = np.zeros((len(dist), a, self.n_actions), bool)
         out[:, :, 0] = ~alive
         out[:, :, 1] = alive
         out[:, :, 2:6] = self.can_move(idx) & alive[..., None]
@@ -118,15 +120,18 @@ class Features:
         return out
 
     # -- observations -----------------------------------------------------------------------------------
-    def obs(self, idx: np.ndarray, rel: np.ndarray, dist: np.ndarray, avail: np.ndarray, last_action: np.ndarray,
-            steps: np.ndarray, limit: int, out: np.ndarray | None = None) -> np.ndarray:
-        """Observations [n, A, obs_size] (float32), every column written through views of `out` (no copy)."""
+    def obs(self, idx: np.ndarray | slice, rel: np.ndarray, dist: np.ndarray, avail: np.ndarray,
+            last_action: np.ndarray, steps: np.ndarray, limit: int, out: np.ndarray | None = None) -> np.ndarray:
+        """Observations [n, A, obs_size] (float32), every column written through views of `out` (no copy).
+        Each feature is written already multiplied by its unit's visibility (numpy is slow to mask the
+        short feature axis afterwards)."""
         b, a, e, flags = self.b, self.n_agents, self.n_enemies, self.flags
-        n = len(idx)
+        n = len(dist)
         alive = b.alive[idx]
         sight, _ = self.ranges(idx)
-        visible = alive[:, None, :] & (dist < sight) & alive[:, :a, None]  # [n, A, U]
-        rel = rel / sight
+        visible = (alive[:, None, :] & (dist < sight) & alive[:, :a, None]).astype(np.float32)  # [n, A, U]
+        # rel / sight without numpy's slow complex division (which multiplies by 1 / sight, as here)
+        rel = (rel.view(np.float32) * (np.float32(1.0) / np.float32(sight))).view(np.complex64)
         dist = dist / sight
         health = b.hp[idx] / b.max_hp[idx]
         shield = b.shield[idx] / np.maximum(b.max_shield[idx], 1.0)
@@ -136,41 +141,18 @@ class Features:
         col = 4
         en = out[:, :, col:col + e * self.nf_en].reshape(n, a, e, self.nf_en)
         col += e * self.nf_en
-        en[..., 0] = avail[:, :, N_NON_ATTACK_ACTIONS:]
-        en[..., 1] = dist[:, :, a:]
-        en[..., 2] = rel[:, :, a:].real
-        en[..., 3] = rel[:, :, a:].imag
-        k = 4
-        if flags.obs_all_health:
-            en[..., k] = health[:, None, a:]
-            k += 1
-            if self.enemy_shield:
-                en[..., k] = shield[:, None, a:]
-                k += 1
-        if self.bits:
-            en[..., k:k + self.bits] = onehot[:, None, a:]
-        en *= visible[:, :, a:, None]
+        self._write_unit_features(en, visible[:, :, a:], avail[:, :, N_NON_ATTACK_ACTIONS:], dist[:, :, a:],
+                                  rel[:, :, a:], health[:, None, a:], shield[:, None, a:], self.enemy_shield,
+                                  onehot[:, None, a:] if self.bits else None)
         if a > 1:
             rows, others = np.arange(a)[:, None], self.others
             al = out[:, :, col:col + (a - 1) * self.nf_al].reshape(n, a, a - 1, self.nf_al)
-            rel_al = rel[:, rows, others]
-            al[..., 0] = 1.0
-            al[..., 1] = dist[:, rows, others]
-            al[..., 2] = rel_al.real
-            al[..., 3] = rel_al.imag
-            k = 4
-            if flags.obs_all_health:
-                al[..., k] = health[:, others]
-                k += 1
-                if self.ally_shield:
-                    al[..., k] = shield[:, others]
-                    k += 1
-            if self.bits:
-                al[..., k:k + self.bits] = onehot[:, others]
-            k += self.bits
+            vis = visible[:, rows, others]
+            k = self._write_unit_features(al, vis, vis, dist[:, rows, others], rel[:, rows, others],
+                                          health[:, others], shield[:, others], self.ally_shield,
+                                          onehot[:, others] if self.bits else None)
             if flags.obs_last_action:
-                al[..., k:k + self.n_actions] = last_action[:, others]
-            al *= visible[:, rows, others][..., None]
+                np.multiply(last_action[:, others], vis[..., None], out=al[..., k:k + self.n_actions])
         col += (a - 1) * self.nf_al
         if flags.obs_own_health or flags.obs_all_health:
             out[:, :, col] = health[:, :a]
@@ -187,25 +169,48 @@ class Features:
             col += 2
         if flags.obs_timestep_number:
             out[:, :, col] = (steps[idx] / limit)[:, None]
-        out[~alive[:, :a]] = 0.0
+        if self.bits or flags.obs_own_pos or flags.obs_timestep_number:
+            out[~alive[:, :a]] = 0.0  # the rest of a dead agent's row is zero already (no vision, hp 0)
         return out
 
-    def state(self, idx: np.ndarray, obs: np.ndarray, last_action: np.ndarray, steps: np.ndarray, limit: int
+    def _write_unit_features(self, block: np.ndarray, visible: np.ndarray, first: np.ndarray, dist: np.ndarray,
+                             rel: np.ndarray, health: np.ndarray, shield: np.ndarray, has_shield: int,
+                             onehot: np.ndarray | None) -> int:
+        """Fill the per-unit feature block [n, A, k, nf] of the observation (first column: attackable for
+        enemies, visible for allies), masked by `visible` [n, A, k]; returns the next free field."""
+        np.multiply(first, visible, out=block[..., 0])
+        np.multiply(dist, visible, out=block[..., 1])
+        np.multiply(rel.real, visible, out=block[..., 2])
+        np.multiply(rel.imag, visible, out=block[..., 3])
+        k = 4
+        if self.flags.obs_all_health:
+            np.multiply(health, visible, out=block[..., k])
+            k += 1
+            if has_shield:
+                np.multiply(shield, visible, out=block[..., k])
+                k += 1
+        if self.bits:
+            np.multiply(onehot, visible[..., None], out=block[..., k:k + self.bits])
+        return k + self.bits
+
+    def state(self, idx: np.ndarray | slice, obs: np.ndarray, last_action: np.ndarray, steps: np.ndarray, limit: int
               ) -> np.ndarray:
+        """Global state [n, state_size] (float32); a dead unit's features are zero."""
         flags = self.flags
         if flags.obs_instead_of_state:
-            return obs.reshape(len(idx), -1)
-        b, a = self.b, self.n_agents
-        n = len(idx)
-        alive = b.alive[idx]
-        z = (b.z[idx] - complex(MAP_SIZE / 2, MAP_SIZE / 2)) / MAP_SIZE
-        centre = np.stack([z.real, z.imag], axis=-1)  # position relative to the map centre, [n, U, 2]
-        health = b.hp[idx] / b.max_hp[idx]
-        shield = b.shield[idx] / np.maximum(b.max_shield[idx], 1.0)
+            return obs.reshape(len(obs), -1)
+        b, a, e = self.b, self.n_agents, self.n_enemies
+        n, u = len(obs), b.n_units
+        live = b.alive[idx].astype(np.float32)
+        health = b.hp[idx] / b.max_hp[idx] * live
+        shield = b.shield[idx] / np.maximum(b.max_shield[idx], 1.0) * live
         cooldown = np.where(b.is_medivac[idx], b.energy[idx] / 200.0,
-                            np.maximum(b.cooldown[idx], 0.0) / b.obs_max_cooldown[idx])
-        onehot = self.onehot(idx) if self.bits else np.zeros((n, b.n_units, 0), np.float32)
-        al = np.zeros((n, a, self.nf_al_state))
+                            np.maximum(b.cooldown[idx], 0.0) / b.obs_max_cooldown[idx]) * live
+        xy = (b.z[idx].view(np.float32) - MAP_SIZE / 2) / MAP_SIZE  # relative to the map centre, [n, 2U]
+        centre = (xy * np.repeat(live, 2, axis=1)).reshape(n, u, 2)
+        onehot = self.onehot(idx) * live[..., None] if self.bits else None
+        out = np.empty((n, self.state_size), np.float32)
+        al = out[:, : a * self.nf_al_state].reshape(n, a, self.nf_al_state)
         al[..., 0] = health[:, :a]
         al[..., 1] = cooldown[:, :a]
         al[..., 2:4] = centre[:, :a]
@@ -213,20 +218,22 @@ class Features:
         if self.ally_shield:
             al[..., k] = shield[:, :a]
             k += 1
-        al[..., k:] = onehot[:, :a]
-        al *= alive[:, :a, None]
-        en = np.zeros((n, self.n_enemies, self.nf_en_state))
+        if self.bits:
+            al[..., k:] = onehot[:, :a]
+        col = a * self.nf_al_state
+        en = out[:, col:col + e * self.nf_en_state].reshape(n, e, self.nf_en_state)
         en[..., 0] = health[:, a:]
         en[..., 1:3] = centre[:, a:]
         k = 3
         if self.enemy_shield:
             en[..., k] = shield[:, a:]
             k += 1
-        en[..., k:] = onehot[:, a:]
-        en *= alive[:, a:, None]
-        parts = [al.reshape(n, -1), en.reshape(n, -1)]
+        if self.bits:
+            en[..., k:] = onehot[:, a:]
+        col += e * self.nf_en_state
         if flags.state_last_action:
-            parts.append(last_action.reshape(n, -1))
+            out[:, col:col + a * self.n_actions] = last_action.reshape(n, -1)
+            col += a * self.n_actions
         if flags.state_timestep_number:
-            parts.append((steps[idx] / limit)[:, None])
-        return np.concatenate(parts, axis=1).astype(np.float32)
+            out[:, col] = steps[idx] / limit
+        return out
