@@ -16,6 +16,7 @@ from typing import Any, Mapping
 
 from core.config import from_dict, load_yaml, merge, parse_overrides, require_at_least_one
 from core.errors import ConfigError, UserError
+from core.precision import MATMUL_PRECISIONS
 from core.paths import CONFIG_DIR
 
 SECTIONS = ("train", "algo", "env")
@@ -31,6 +32,7 @@ class TrainConfig:
     seed: int = 0
     device: str = "cpu"
     torch_threads: int = 1
+    matmul_precision: str = "ieee"  # float32 matmuls on CPU: ieee, bf16 (about 3x faster with AMX) or tf32
     eval_interval: int = 25_000
     eval_episodes: int = 32
     eval_envs: int = 8
@@ -44,6 +46,9 @@ class TrainConfig:
         for key in ("eval_interval", "checkpoint_interval"):
             if getattr(self, key) < 0:
                 raise ValueError(f"{key} must be 0 (off) or positive, got {getattr(self, key)}")
+        if self.matmul_precision not in MATMUL_PRECISIONS:
+            raise ValueError(f"matmul_precision must be one of {', '.join(MATMUL_PRECISIONS)}, "
+                             f"got {self.matmul_precision!r}")
         if self.vec not in ("sync", "subproc"):
             raise ValueError(f"vec must be sync or subproc, got {self.vec!r}")
         if not re.fullmatch(r"cpu|cuda(:\d+)?|mps", self.device):

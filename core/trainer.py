@@ -19,6 +19,7 @@ from core.checkpoint import load_checkpoint, save_checkpoint
 from core.config import save_yaml, to_dict
 from core.errors import UserError
 from core.logger import RunLogger
+from core.precision import training_float_modes
 from core.run_config import TrainConfig
 from core.seeding import restore_rng_state, rng_state, seed_everything
 
@@ -112,21 +113,17 @@ class Trainer:
         start = time.perf_counter()
         start_steps = self.env_steps
         self.callbacks.on_train_start(self)
-        # Adam's second-moment estimates drift into denormal floats, which the CPU handles up to 10x slower.
-        # Flushing them is a per-thread CPU mode that numpy obeys too, so it is on only while training.
-        torch.set_flush_denormal(True)
         try:
-            while self.env_steps < self.total_steps and self.stop_reason is None:
-                metrics = self.runner.iteration(self._on_step)
-                self.updates += 1
-                self.callbacks.on_update_end(self, metrics)
+            with training_float_modes(self.train_cfg.matmul_precision):
+                while self.env_steps < self.total_steps and self.stop_reason is None:
+                    metrics = self.runner.iteration(self._on_step)
+                    self.updates += 1
+                    self.callbacks.on_update_end(self, metrics)
         except KeyboardInterrupt:
             self.stop_reason = "interrupted"
             self.save_checkpoint()
             self.callbacks.on_train_end(self)
             raise
-        finally:
-            torch.set_flush_denormal(False)
         self.wall_s = time.perf_counter() - start
         if self._last_eval_step != self.env_steps:
             self.callbacks.on_eval_end(self, self.evaluate())

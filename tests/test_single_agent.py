@@ -189,6 +189,8 @@ def cli(*args):
     (["--algo", "dqn", "--env", "CartPole-v1", "env.colour=3"], "cannot make gymnasium env 'CartPole-v1'"),
     (["--algo", "dqn", "--env", "CartPole-v1", "--target-reward", "high"], "argument --target-reward: invalid float"),
     (["--algo", "dqn", "--env", "CartPole-v1", "algo.tau=0"], "tau must be in (0, 1]"),
+    (["--algo", "dqn", "--env", "CartPole-v1", "train.matmul_precision=fp8"],
+     "matmul_precision must be one of ieee, bf16, tf32, got 'fp8'"),
 ])
 def test_bad_input_is_one_line_and_exit_2(args, message, tmp_path):
     result = cli(*args, "--logdir", str(tmp_path))
@@ -213,7 +215,10 @@ def test_run_dir_tags_target_reward_and_resume_with_the_replay_buffer_intact(tmp
     torch.load(half / "tensors.pt", weights_only=True)
 
     second = tmp_path / "second.json"
-    run([*quick, "--steps", "2000", "--resume", str(run_dir), "--summary-json", str(second)])
+    precision = torch.backends.mkldnn.matmul.fp32_precision
+    run([*quick, "--steps", "2000", "--resume", str(run_dir), "--summary-json", str(second),
+         "train.matmul_precision=bf16"])
+    assert torch.backends.mkldnn.matmul.fp32_precision == precision  # the training mode is undone
     out = json.loads(second.read_text())
     assert out["env_steps"] == 2000
     final = np.load(Path(out["run_dir"]) / "checkpoints" / "step-000002000" / "arrays.npz")
