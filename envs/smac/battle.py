@@ -27,6 +27,7 @@ SENSE_EVERY = 2  # ticks between collision resolutions
 RETARGET_EVERY = 2  # ticks between enemy target re-selections (a multiple of SENSE_EVERY)
 AI_TARGET_JITTER = 1.0  # random distance added to each candidate when the enemy AI picks a target
 DENSE_COLLISION_UNITS = 20  # up to this many units per battle, collisions use dense [B, U, U] arithmetic
+D2_MARGIN = 0.05  # slack on the pre-selection of colliding pairs, far above its float32 rounding (~1e-3)
 DT = 1.0 / 16.0
 MOVE_AMOUNT = 2.0
 SCAN_RANGE = 5.0  # enemy auto-acquire range (plus both units' radii)
@@ -40,7 +41,7 @@ PER_UNIT_STATS = ("max_hp", "max_shield", "armor", "attacks", "range", "radius",
                   "armored", "light", "obs_max_cooldown", "heal_per_tick", "is_medivac", "is_line_splash",
                   "is_suicide", "splash_radius", "regen_per_tick", "projectile_ticks")
 # pairwise stat tables [n_envs, n_units, n_units]: [b, i, j] is unit i's value against unit j
-PAIRWISE_STATS = ("reach", "radius_sum", "volley", "hit_damage", "scan_reach", "collide")
+PAIRWISE_STATS = ("reach", "radius_sum", "volley", "hit_damage", "scan_reach", "collide_d2")
 
 
 class Battle:
@@ -89,7 +90,7 @@ class Battle:
         self.target_penalty = np.zeros((n_envs, self.n_agents), np.float32)  # enemy AI: medivacs last
         rows = 1 if self._fixed else n_envs
         for name in PAIRWISE_STATS:
-            setattr(self, name, np.zeros((rows, n_units, n_units), bool if name == "collide" else np.float32))
+            setattr(self, name, np.zeros((rows, n_units, n_units), np.float32))
         if self._fixed:
             kinds = self.roster.kinds[None]
             self._set_unit_stats(slice(None), kinds)
@@ -142,7 +143,9 @@ class Battle:
         self.hit_damage[idx] = hit
         self.volley[idx] = hit * t.attacks[kinds][:, :, None]
         ground = ~t.is_medivac[kinds]
-        self.collide[idx] = ground[:, :, None] & ground[:, None, :] & ~self._eye
+        collide = ground[:, :, None] & ground[:, None, :] & ~self._eye
+        # large battles pre-select colliding pairs on approximate squared distances (see _push_apart_sparse)
+        self.collide_d2[idx] = np.where(collide, (self.radius_sum[idx] + D2_MARGIN) ** 2, -1.0)
         # enemy auto-acquire distance to each ally (stored [.., U, U], used [.., E, A]): scan range + both radii
         self.scan_reach[idx] = SCAN_RANGE + self.radius_sum[idx]
 
@@ -205,44 +208,58 @@ class Battle:
         return np.take(table[0] if self._fixed else table, pair)
 
     def _sense(self, attacked_by: np.ndarray, ally_target: np.ndarray, retarget: bool = True) -> None:
-        """Collision push-apart, then (when `retarget`) enemy target selection from the same distances."""
-        u = self.n_units
-        # [B, i, j] = z_j - z_i; contiguous operands are faster for few units, broadcasting for many
-        if u <= DENSE_COLLISION_UNITS:
-            diff = _cols(self.z, u) - _rows(self.z, u)
+        """Collision push-apart, then (when `retarget`) enemy target selection from the distances before it."""
+        if self.n_units <= DENSE_COLLISION_UNITS:
+            to_ally = self._push_apart_dense()
         else:
-            diff = self.z[:, None, :] - self.z[:, :, None]
-        dist = np.abs(diff)
-        if u <= DENSE_COLLISION_UNITS:
-            # units that do not collide (dead, air) get a hugely negative radius, so they never overlap;
-            # a unit's pair with itself has diff 0, so it pushes nothing
-            live = self.alive & ~self.is_medivac if self.has_medivac else self.alive
-            radius = np.where(live, self.radius, -FAR)
-            overlap = _rows(radius, u) + _cols(radius, u) - dist
-            w = np.maximum(overlap, 0.0) / np.maximum(dist, 1e-6)
-            self._place(self.z - 0.5 * ((w * diff) @ self._ones))  # matmul: numpy's sum over a short axis is slow
-        else:  # large battles: gather only the few overlapping pairs
-            flat = np.flatnonzero((dist < self.radius_sum) & self.collide)  # far cheaper than nonzero() here
-            b, rest = np.divmod(flat, self.n_units * self.n_units)
-            i, j = np.divmod(rest, self.n_units)
-            live = self.alive[b, i] & self.alive[b, j]
-            if live.any():
-                b, i, j = b[live], i[live], j[live]
-                d = dist[b, i, j]
-                push = diff[b, i, j] * (-0.5 * (self.radius_sum[b, i, j] - d) / np.maximum(d, 1e-6))
-                flat, size = b * self.n_units + i, self.n_envs * self.n_units
-                shift = np.bincount(flat, push.real, size) + 1j * np.bincount(flat, push.imag, size)
-                self._place(self.z + shift.reshape(self.z.shape).astype(np.complex64))
+            a = self.n_agents
+            to_ally = np.abs(self.z[:, None, :a] - self.z[:, a:, None]) if retarget else None
+            self._push_apart_sparse()
         if retarget:
-            self._enemy_ai(dist, attacked_by, ally_target)
+            self._enemy_ai(to_ally, attacked_by, ally_target)
 
-    def _enemy_ai(self, dist: np.ndarray, attacked_by: np.ndarray, ally_target: np.ndarray) -> None:
+    def _push_apart_dense(self) -> np.ndarray:
+        """Collisions from all pairwise distances; returns the enemy-to-ally distances [B, E, A]."""
+        u = self.n_units
+        diff = _cols(self.z, u) - _rows(self.z, u)  # [B, i, j] = z_j - z_i
+        dist = np.abs(diff)
+        # units that do not collide (dead, air) get a hugely negative radius, so they never overlap;
+        # a unit's pair with itself has diff 0, so it pushes nothing
+        live = self.alive & ~self.is_medivac if self.has_medivac else self.alive
+        radius = np.where(live, self.radius, -FAR)
+        overlap = _rows(radius, u) + _cols(radius, u) - dist
+        w = np.maximum(overlap, 0.0) / np.maximum(dist, 1e-6)
+        self._place(self.z - 0.5 * ((w * diff) @ self._ones))  # matmul: numpy's sum over a short axis is slow
+        return np.take(dist, self._pair_ea)
+
+    def _push_apart_sparse(self) -> None:
+        """Collisions in large battles: approximate squared distances of all pairs from one batched matmul,
+        [x, y, |z|^2, 1] . [-2x, -2y, 1, |z|^2], pre-select the few pairs that may overlap; exact distances
+        decide among those."""
+        z, u = self.z, self.n_units
+        x, y = z.real, z.imag
+        norm, ones = x * x + y * y, np.ones_like(x)
+        d2 = np.stack([x, y, norm, ones], -1) @ np.stack([-2 * x, -2 * y, ones, norm], 1)
+        pair = np.flatnonzero(d2 < self.collide_d2)  # (b * U + i) * U + j; far cheaper than nonzero() here
+        unit_i, j = np.divmod(pair, u)  # flat indices b * U + i of the first unit
+        i = unit_i % u
+        unit_j = unit_i - i + j
+        diff = np.take(z, unit_j) - np.take(z, unit_i)
+        d = np.abs(diff)
+        overlap = self._pairwise(self.radius_sum, pair if not self._fixed else i * u + j) - d
+        hit = (overlap > 0) & np.take(self.alive, unit_i) & np.take(self.alive, unit_j)
+        if hit.any():
+            push = diff[hit] * (-0.5 * overlap[hit] / np.maximum(d[hit], 1e-6))
+            unit_i, size = unit_i[hit], self.n_envs * u
+            shift = np.bincount(unit_i, push.real, size) + 1j * np.bincount(unit_i, push.imag, size)
+            self._place(self.z + shift.reshape(self.z.shape).astype(np.complex64))
+
+    def _enemy_ai(self, to_ally: np.ndarray, attacked_by: np.ndarray, ally_target: np.ndarray) -> None:
         """Attack-move AI (SMAC_SPEC §5.5/5.7): keep a live target that is in reach or attacking us, else
         acquire the nearest ally within scan range or attacking us (medivacs last). Enemy medivacs follow
-        the most damaged friendly unit. `dist` [B, U, U] pairwise distances; `attacked_by` [B, E, A] is
-        `ally_target` [B, U] (allies' targets) as a mask."""
+        the most damaged friendly unit. `to_ally` [B, E, A] distances (contiguous); `attacked_by` [B, E, A]
+        is `ally_target` [B, U] (allies' targets) as a mask."""
         a, e = self.n_agents, self.n_enemies
-        to_ally = np.take(dist, self._pair_ea)  # [B, E, A] = dist[:, a:, :a], contiguous
         current = self.ai_target[:, a:]
         # enemy medivacs hold friendly targets (>= a): never kept here
         cidx = np.minimum(np.maximum(current, 0), a - 1)
