@@ -124,15 +124,16 @@ class Features:
             last_action: np.ndarray, steps: np.ndarray, limit: int, out: np.ndarray | None = None) -> np.ndarray:
         """Observations [n, A, obs_size] (float32), every column written through views of `out` (no copy).
         Each feature is written already multiplied by its unit's visibility (numpy is slow to mask the
-        short feature axis afterwards)."""
+        short feature axis afterwards). `rel` and `dist` are divided by the sight range in place."""
         b, a, e, flags = self.b, self.n_agents, self.n_enemies, self.flags
         n = len(dist)
         alive = b.alive[idx]
         sight, _ = self.ranges(idx)
         visible = (alive[:, None, :] & (dist < sight) & alive[:, :a, None]).astype(np.float32)  # [n, A, U]
         # rel / sight without numpy's slow complex division (which multiplies by 1 / sight, as here)
-        rel = (rel.view(np.float32) * (np.float32(1.0) / np.float32(sight))).view(np.complex64)
-        dist = dist / sight
+        xy = rel.view(np.float32)
+        xy *= np.float32(1.0) / np.float32(sight)
+        dist /= sight
         health = b.hp[idx] / b.max_hp[idx]
         shield = b.shield[idx] / np.maximum(b.max_shield[idx], 1.0)
         onehot = self.onehot(idx) if self.bits else None
