@@ -20,7 +20,7 @@ from envs.smac.units import (
 
 TICKS_PER_STEP = 8
 # Calibration (BENCHMARKS.md, "SMAC simulator fidelity"): collisions and enemy re-targeting every 2 ticks, an
-# acquire range of 5 plus both radii, and up to 0.25 units of random jitter in the enemy's nearest-target
+# acquire range of 5 plus both radii, and up to 1 unit of random jitter in the enemy's nearest-target
 # choice put the SMAC paper's heuristic (heuristic_ai) at 88% on 2s3z (paper: 90%) and 46-53% on 3s5z
 # (paper: 42%) over seeds 0-2, 600 episodes each.
 SENSE_EVERY = 2  # ticks between collision resolutions
