@@ -114,6 +114,9 @@ class Battle:
         # [_pair_env[b, u] + j], of a pairwise stat [_pair_stat[b, u] + j] (stat tables: see _pairwise)
         self._flat_base = self._envs * n_units
         self._ones = np.ones(n_units, np.complex64)
+        if n_units > DENSE_COLLISION_UNITS:  # scratch buffers of _push_apart_sparse
+            self._d2 = np.empty((n_envs, n_units, n_units), np.float32)
+            self._close = np.empty((n_envs, n_units, n_units), bool)
         self._pair_env = (self._flat_base + self._units) * n_units
         self._pair_stat = self._units[None] * n_units if self._fixed else self._pair_env
         a, e = self.n_agents, self.n_enemies
@@ -239,8 +242,9 @@ class Battle:
         z, u = self.z, self.n_units
         x, y = z.real, z.imag
         norm, ones = x * x + y * y, np.ones_like(x)
-        d2 = np.stack([x, y, norm, ones], -1) @ np.stack([-2 * x, -2 * y, ones, norm], 1)
-        pair = np.flatnonzero(d2 < self.collide_d2)  # (b * U + i) * U + j; far cheaper than nonzero() here
+        d2 = np.matmul(np.stack([x, y, norm, ones], -1), np.stack([-2 * x, -2 * y, ones, norm], 1), out=self._d2)
+        close = np.less(d2, self.collide_d2, out=self._close)  # reused buffers: no page faults on fresh MBs
+        pair = np.flatnonzero(close)  # (b * U + i) * U + j; far cheaper than nonzero() here
         unit_i, j = np.divmod(pair, u)  # flat indices b * U + i of the first unit
         i = unit_i % u
         unit_j = unit_i - i + j
