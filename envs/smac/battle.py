@@ -270,12 +270,14 @@ class Battle:
         keep = (current >= 0) & (current < a) & np.take(self.alive, self._flat_base + cidx) & (
             (np.take(to_ally, self._ea_base + cidx) <= self._pairwise(self.reach, self._pair_stat[:, a:] + cidx))
             | (np.take(ally_target, self._flat_base + cidx) == self._units[a:]))
-        cost = _cols(np.where(self.alive[:, :a], self.target_penalty, FAR), e)  # dead allies: never chosen
-        candidate = ((to_ally < self.scan_ea) | attacked_by) & (cost < FAR)
-        jitter = self.rng.random(to_ally.shape, dtype=np.float32)
-        score = np.where(candidate, to_ally + cost + AI_TARGET_JITTER * jitter, FAR)
+        # candidates (live allies in scan range or attacking us) score distance + penalty + jitter < FAR
+        score = np.where((to_ally < self.scan_ea) | attacked_by, to_ally, FAR)
+        score += _cols(np.where(self.alive[:, :a], self.target_penalty, FAR), e)  # dead allies: FAR
+        # uniform jitter in 256 steps: random bytes are several times cheaper to draw than floats
+        jitter = np.frombuffer(self.rng.bytes(score.size), np.uint8).reshape(score.shape)
+        score += jitter * np.float32(AI_TARGET_JITTER / 256)
         best = score.argmin(axis=2)
-        found = np.take(candidate, self._ea_base + best)
+        found = np.take(score, self._ea_base + best) < FAR
         chosen = np.where(keep, current, np.where(found, best, -1))
         if self.has_medivac:
             frac = np.where(self.alive[:, a:] & ~self.is_medivac[:, a:], self.hp[:, a:] / self.max_hp[:, a:], FAR)
