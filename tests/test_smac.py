@@ -166,6 +166,23 @@ def test_same_seed_same_episodes():
     assert not np.array_equal(run(7), run(8))
 
 
+@pytest.mark.parametrize("name", ["smac_MMM2", "smaclite_zerg_10_vs_10"])
+def test_observing_in_cache_sized_blocks_changes_nothing(name, monkeypatch):
+    from envs.smac import core
+    venv = envs.make_vec(name, n_envs=40, seed=0)
+    rng = np.random.default_rng(0)
+    step = venv.reset()
+    for _ in range(30):
+        avail = step.group_avail["agent"]
+        step = venv.step({"agent": np.argmax(rng.random(avail.shape) * avail, -1)})
+    for idx in (None, np.array([1, 7, 8, 20, 39])):  # every env, and the finished-episode subset path
+        monkeypatch.setattr(core, "OBS_BLOCK_BYTES", 1 << 40)
+        whole = venv.core.observe(idx)
+        monkeypatch.setattr(core, "OBS_BLOCK_BYTES", 1)  # one env per block
+        for one, blocked in zip(whole, venv.core.observe(idx)):
+            np.testing.assert_array_equal(one, blocked)
+
+
 def test_bad_input():
     with pytest.raises(UnknownNameError, match="unknown SMAC map '4m'; available maps: .*3m"):
         StarCraft2Env(map_name="4m")

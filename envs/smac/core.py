@@ -14,6 +14,9 @@ from envs.smac.heuristic import HeuristicPolicy
 from envs.smac.maps import SMACMap
 
 
+OBS_BLOCK_BYTES = 1 << 20  # observations of this many bytes are computed at once (fits in L2)
+
+
 @dataclass(frozen=True)
 class RewardConfig:
     """SMAC's reward flags (SMAC_SPEC.md §4)."""
@@ -116,8 +119,26 @@ class SMACBatch:
     def observe(self, idx: np.ndarray | None = None, obs_out: np.ndarray | None = None
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(obs [n, A, obs], state [n, state], avail [n, A, n_actions]) for envs `idx` (default: all);
-        observations are written into `obs_out` when given."""
-        idx = slice(None) if idx is None or idx is self.all else idx  # a slice reads views, not copies
+        observations are written into `obs_out` when given.
+
+        Large batches are observed in blocks of envs whose observations fit in a CPU cache: each feature
+        is written as a separate strided pass, which would otherwise go out to memory every time."""
+        idx = self.all if idx is None else idx
+        n, f = len(idx), self.features
+        block = max(1, OBS_BLOCK_BYTES // (4 * f.obs_size * self.n_agents))
+        if n <= block:
+            return self._observe(slice(None) if idx is self.all else idx, obs_out)
+        obs = np.empty((n, self.n_agents, f.obs_size), np.float32) if obs_out is None else obs_out
+        state = np.empty((n, f.state_size), np.float32)
+        avail = np.empty((n, self.n_agents, self.n_actions), bool)
+        for start in range(0, n, block):
+            part = slice(start, start + block)
+            sub = part if idx is self.all else idx[part]  # a slice reads views, not copies
+            _, state[part], avail[part] = self._observe(sub, obs[part])
+        return obs, state, avail
+
+    def _observe(self, idx: np.ndarray | slice, obs_out: np.ndarray | None
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         f = self.features
         rel = f.relative(idx)
         dist = np.abs(rel)
