@@ -166,6 +166,22 @@ def test_ppo_learns_cartpole(tmp_path):
     assert out["eval_return_mean"] >= 300  # random: about 22
 
 
+def test_ou_exploration_noise_is_correlated_and_gaussian_is_not():
+    env = TransitionVecEnv("Pendulum-v1", 2)
+    spec = get_algo("td3")
+    obs = env.reset(seed=0)
+    lag1 = {}
+    for noise_type in ("gaussian", "ou"):
+        cfg = spec.config_class(**{**spec.defaults, "noise_type": noise_type, "action_noise": 0.5,
+                                   "hidden_sizes": [8]})
+        agent = spec.agent_class(env.observation_space, env.action_space, cfg)
+        rng = np.random.default_rng(0)
+        greedy = agent.act(obs, explore=False)
+        noise = np.stack([agent.act(obs, explore=True, rng=rng) - greedy for _ in range(400)])[:, :, 0]
+        lag1[noise_type] = np.corrcoef(noise[:-1].ravel(), noise[1:].ravel())[0, 1]
+    assert abs(lag1["gaussian"]) < 0.2 and lag1["ou"] > 0.9, lag1
+
+
 @pytest.mark.learning
 @pytest.mark.parametrize("algo, threshold", [("sac", -400), ("td3", -800), ("ddpg", -400)])
 def test_continuous_learners_improve_on_pendulum(algo, threshold, tmp_path):
@@ -189,6 +205,7 @@ def cli(*args):
     (["--algo", "dqn", "--env", "CartPole-v1", "env.colour=3"], "cannot make gymnasium env 'CartPole-v1'"),
     (["--algo", "dqn", "--env", "CartPole-v1", "--target-reward", "high"], "argument --target-reward: invalid float"),
     (["--algo", "dqn", "--env", "CartPole-v1", "algo.tau=0"], "tau must be in (0, 1]"),
+    (["--algo", "td3", "--env", "Pendulum-v1", "algo.noise_type=pink"], "noise_type must be one of gaussian, ou"),
     (["--algo", "dqn", "--env", "CartPole-v1", "train.matmul_precision=fp8"],
      "matmul_precision must be one of ieee, bf16, tf32, got 'fp8'"),
 ])

@@ -13,6 +13,8 @@ from core.config import require_at_least_one
 from single_agent.agent import Agent, OffPolicyConfig, adam, soft_update, step_on
 from single_agent.networks import CriticEnsemble, DeterministicActor
 
+NOISE_TYPES = ("gaussian", "ou")
+
 
 @dataclass
 class TD3Config(OffPolicyConfig):
@@ -20,13 +22,18 @@ class TD3Config(OffPolicyConfig):
     policy_delay: int = 2          # critic updates per actor (and target) update
     target_noise: float = 0.2      # std of the smoothing noise on target actions (in [-1, 1] units)
     target_noise_clip: float = 0.5
-    action_noise: float = 0.1      # std of the Gaussian exploration noise (in [-1, 1] units)
+    action_noise: float = 0.1      # std (scale) of the exploration noise (in [-1, 1] units)
+    noise_type: str = "gaussian"   # gaussian (independent each step) or ou (Ornstein-Uhlenbeck, correlated)
+    ou_theta: float = 0.15         # OU mean reversion per unit time; with ou_dt, correlated over ~1/(theta*dt) steps
+    ou_dt: float = 0.01
     lr: float = 1e-3
     hidden_sizes: list[int] = field(default_factory=lambda: [400, 300])
 
     def __post_init__(self) -> None:
         super().__post_init__()
         require_at_least_one(self, "n_critics", "policy_delay")
+        if self.noise_type not in NOISE_TYPES:
+            raise ValueError(f"noise_type must be one of {', '.join(NOISE_TYPES)}, got {self.noise_type!r}")
 
 
 class TD3(Agent):
@@ -44,13 +51,25 @@ class TD3(Agent):
         self.modules = {"actor": self.actor, "critic": self.critic, "actor_target": self.actor_target,
                         "critic_target": self.critic_target, "actor_optimizer": self.actor_optimizer,
                         "critic_optimizer": self.critic_optimizer}
+        self.ou_state: np.ndarray | None = None  # per env and action dim; runs on across episodes
 
     @torch.no_grad()
     def act(self, obs: Any, explore: bool, rng: np.random.Generator | None = None) -> np.ndarray:
         action = self.actor(self.obs_tensor(obs)).cpu().numpy()
         if explore:
-            action = np.clip(action + rng.normal(0.0, self.cfg.action_noise, action.shape), -1.0, 1.0)
+            action = np.clip(action + self._exploration_noise(action.shape, rng), -1.0, 1.0)
         return action.astype(np.float32)
+
+    def _exploration_noise(self, shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
+        cfg = self.cfg
+        if cfg.noise_type == "gaussian":
+            return rng.normal(0.0, cfg.action_noise, shape)
+        if self.ou_state is None or self.ou_state.shape != shape:
+            self.ou_state = np.zeros(shape)
+        # Ornstein-Uhlenbeck: dx = -theta x dt + sigma sqrt(dt) dW, so pushes persist over many steps
+        self.ou_state += -cfg.ou_theta * self.ou_state * cfg.ou_dt \
+            + cfg.action_noise * np.sqrt(cfg.ou_dt) * rng.standard_normal(shape)
+        return self.ou_state
 
     def update(self, batch: dict[str, Any]) -> dict[str, torch.Tensor]:
         cfg = self.cfg
