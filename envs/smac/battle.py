@@ -108,11 +108,10 @@ class Battle:
         self.attack_point = np.full(n_envs, complex(*smac_map.attack_point), np.complex64)  # enemy attack-move goal
         # damage in flight: pending[k] lands k ticks from now (ranged projectiles)
         self.pending = np.zeros((max(self.delays) + 1, *shape, 2), np.float32)  # [..., (damage, hits)]
-        self._envs = np.arange(n_envs)[:, None]
         self._units = np.arange(n_units)
         # flat indices: unit (b, j) is z.ravel()[_flat_base[b] + j]; pair (b, u, j) of a [B, U, U] array is
         # [_pair_env[b, u] + j], of a pairwise stat [_pair_stat[b, u] + j] (stat tables: see _pairwise)
-        self._flat_base = self._envs * n_units
+        self._flat_base = np.arange(n_envs)[:, None] * n_units
         self._ones = np.ones(n_units, np.complex64)
         if n_units > DENSE_COLLISION_UNITS:  # scratch buffers of _push_apart_sparse
             self._d2 = np.empty((n_envs, n_units, n_units), np.float32)
