@@ -13,13 +13,12 @@ MATMUL_PRECISIONS = ("ieee", "bf16", "tf32")
 
 @contextmanager
 def training_float_modes(matmul_precision: str = "ieee") -> Iterator[None]:
-    """Flush denormals and set the float32 matmul precision; both are restored on exit.
+    """Flush denormals and set the float32 matmul precision (one of MATMUL_PRECISIONS; TrainConfig
+    validates it); both are restored on exit.
 
     Adam's second-moment estimates drift into denormal floats, which the CPU handles up to 10x slower.
     Flushing them is a per-thread CPU mode that numpy obeys too, hence only while training.
     """
-    if matmul_precision not in MATMUL_PRECISIONS:
-        raise ValueError(f"matmul_precision must be one of {', '.join(MATMUL_PRECISIONS)}, got {matmul_precision!r}")
     previous = torch.backends.mkldnn.matmul.fp32_precision
     torch.set_flush_denormal(True)
     torch.backends.mkldnn.matmul.fp32_precision = matmul_precision
