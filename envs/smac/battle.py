@@ -275,11 +275,7 @@ class Battle:
         # candidates (live allies in scan range or attacking us) score distance + penalty + jitter < FAR
         score = np.where((to_ally < self.scan_ea) | attacked_by, to_ally, FAR)
         score += _cols(np.where(self.alive[:, :a], self.target_penalty, FAR), e)  # dead allies: FAR
-        # uniform jitter in 256 steps: the generator's raw 64-bit words, read as bytes, are far cheaper to
-        # draw than floats
-        words = self.rng.bit_generator.random_raw(-(-score.size // 8))
-        jitter = words.view(np.uint8)[: score.size].reshape(score.shape)
-        score += jitter * np.float32(AI_TARGET_JITTER / 256)
+        score += AI_TARGET_JITTER * self.rng.random(score.shape, dtype=np.float32)
         best = score.argmin(axis=2)
         found = np.take(score, self._ea_base + best) < FAR
         chosen = np.where(keep, current, np.where(found, best, -1))
