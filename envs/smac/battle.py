@@ -64,13 +64,10 @@ class Battle:
         padded[1:-1, 1:-1] = smac_map.pathing()
         self._walk = padded.ravel()  # cell (cx, cy) -> index (cx + 1) * (MAP_SIZE + 2) + cy + 1
         self._box = _rectangle(padded[1:-1, 1:-1])
-        # walkable() of contiguous complex positions [n, m] when the walkable area is one rectangle, else None
-        self.in_box = None
-        if self._box is not None:  # bounds of interleaved (x, y) floats, long enough for m <= 4 * n_units
+        if self._box is not None:  # bounds of interleaved (x, y) floats, long enough for [n, 4 * n_units] points
             x0, x1, y0, y1 = self._box
             self._box_lo = np.tile(np.array([x0, y0], np.float32), 4 * (self.n_agents + self.n_enemies))
             self._box_hi = np.tile(np.array([x1, y1], np.float32), 4 * (self.n_agents + self.n_enemies))
-            self.in_box = self._in_box
         self.enemy_of = self.is_ally[:, None] != self.is_ally[None, :]
         self.has_shields = bool((t.shield > 0).any())
         self.has_splash = bool(t.is_line_splash.any())
@@ -310,24 +307,22 @@ class Battle:
     def _place(self, new: np.ndarray) -> None:
         """Move to `new` where walkable; blocked units slide along x or y, else stay."""
         new = np.ascontiguousarray(new, np.complex64)
-        if self.in_box is not None:
-            inside = self._inside_xy(new)
-            if inside.all():  # the common case, decided without the per-unit reduction
-                self.z = new
-                return
-            ok = inside.view(np.uint16) == 0x0101
-        else:
-            ok = self.walkable(new.real, new.imag)
-            if ok.all():
-                self.z = new
-                return
+        if self._box is not None and self._inside_xy(new).all():  # the common case, without a per-unit reduction
+            self.z = new
+            return
+        ok = self.walkable_at(new)
+        if ok.all():
+            self.z = new
+            return
         x, y = self.z.real, self.z.imag
         slide_x = ~ok & self.walkable(new.real, y)
         slide_y = ~ok & ~slide_x & self.walkable(x, new.imag)
         self.z = np.where(ok, new, np.where(slide_x, new.real + 1j * y, np.where(slide_y, x + 1j * new.imag, self.z)))
 
-    def _in_box(self, z: np.ndarray) -> np.ndarray:
-        """walkable() for contiguous complex positions [n, m] on a one-rectangle map."""
+    def walkable_at(self, z: np.ndarray) -> np.ndarray:
+        """walkable() of contiguous complex positions [n, m] (up to 4 * n_units per row)."""
+        if self._box is None:
+            return self.walkable(z.real, z.imag)
         return self._inside_xy(z).view(np.uint16) == 0x0101  # both x and y inside (one byte each)
 
     def _inside_xy(self, z: np.ndarray) -> np.ndarray:

@@ -77,9 +77,7 @@ class Features:
     def can_move(self, idx: np.ndarray | slice) -> np.ndarray:
         """[n, A, 4]: moving N/S/E/W lands on a walkable in-bounds cell (SMAC's can_move, move_amount/2 = 1)."""
         probe = self.b.z[idx, : self.n_agents, None] + MOVE_STEPS
-        if self.b.in_box is not None:
-            return self.b.in_box(probe.reshape(len(probe), -1)).reshape(probe.shape)
-        return self.b.walkable(probe.real, probe.imag)
+        return self.b.walkable_at(probe.reshape(len(probe), -1)).reshape(probe.shape)
 
     def relative(self, idx: np.ndarray | slice) -> np.ndarray:
         """Positions of every unit relative to each agent, complex [n, A, U]."""
