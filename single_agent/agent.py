@@ -2,12 +2,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 import torch
 from gymnasium import spaces
 from torch import nn
+from torch.optim.adam import adam as functional_adam
 
 from core.config import require_at_least_one
 from single_agent.spaces import ActionScaler, flatten_obs, obs_dim
@@ -72,6 +73,19 @@ class Agent:
             return rng.integers(0, self.act_dim, n)
         return rng.uniform(-1.0, 1.0, (n, self.act_dim)).astype(np.float32)
 
+    def update(self, batch: dict[str, Any]) -> dict[str, torch.Tensor]:
+        """One gradient step on a batch of transitions (learners that update one batch at a time)."""
+        raise NotImplementedError
+
+    def train(self, batch: dict[str, Any], n_updates: int) -> dict[str, torch.Tensor]:
+        """`n_updates` gradient steps, the i-th on the i-th run of `batch_size` rows of `batch`; returns each
+        metric's mean over the updates that report it. Learners override this to share work across updates."""
+        size = self.cfg.batch_size
+        means = MetricMeans()
+        for i in range(n_updates):
+            means.add(self.update(batch_rows(batch, slice(i * size, (i + 1) * size))))
+        return means.means()
+
     def schedules(self) -> dict[str, float]:
         """Current values of annealed or learned coefficients (logged as schedule/...)."""
         return {}
@@ -84,6 +98,27 @@ class Agent:
         for name, m in self.modules.items():
             m.load_state_dict(state[name])
         self.env_steps, self.n_updates = (int(v) for v in state["counters"])
+
+
+class MetricMeans:
+    """Sums of metric tensors over updates; `means()` divides each by the number of updates that reported it."""
+
+    def __init__(self) -> None:
+        self.totals: dict[str, torch.Tensor] = {}
+        self.counts: dict[str, int] = {}
+
+    def add(self, metrics: dict[str, torch.Tensor]) -> None:
+        for key, value in metrics.items():
+            self.totals[key] = self.totals[key] + value if key in self.totals else value
+            self.counts[key] = self.counts.get(key, 0) + 1
+
+    def means(self) -> dict[str, torch.Tensor]:
+        return {key: value / self.counts[key] for key, value in self.totals.items()}
+
+
+def batch_rows(batch: dict[str, Any], rows: slice) -> dict[str, Any]:
+    """The `rows` of every array in a (possibly nested) batch."""
+    return {key: batch_rows(value, rows) if isinstance(value, dict) else value[rows] for key, value in batch.items()}
 
 
 def adam(params, lr: float, **kwargs: Any) -> torch.optim.Adam:
@@ -101,8 +136,32 @@ def soft_update(target: nn.Module, source: nn.Module, tau: float) -> None:
     torch._foreach_lerp_(list(target.parameters()), list(source.parameters()), tau)
 
 
-def step_on(optimizer: torch.optim.Optimizer, loss: torch.Tensor, params: list[torch.Tensor]) -> None:
+def step_on(optimizer: torch.optim.Adam, loss: torch.Tensor, params: list[torch.Tensor]) -> None:
     """One optimiser step on the gradient of `loss` w.r.t. `params` only (autograd skips other weights)."""
-    for p, g in zip(params, torch.autograd.grad(loss, params)):
-        p.grad = g
-    optimizer.step()
+    adam_step(optimizer, torch.autograd.grad(loss, params))
+
+
+def adam_step(optimizer: torch.optim.Adam, grads: Sequence[torch.Tensor], max_grad_norm: float | None = None) -> None:
+    """One step of `optimizer` (Adam, one parameter group) with explicit `grads`, first clipped to a total norm
+    of `max_grad_norm` like `clip_grad_norm_`.
+
+    Runs torch's functional Adam on the optimizer's own state, so checkpoints and `optimizer.step()` see the same
+    state; it skips `.grad` bookkeeping, `zero_grad` and per-step regrouping, which cost more than the maths for
+    small networks.
+    """
+    grads = list(grads)
+    if max_grad_norm is not None:
+        total = torch.linalg.vector_norm(torch.stack(torch._foreach_norm(grads)))
+        torch._foreach_mul_(grads, (max_grad_norm / (total + 1e-6)).clamp_(max=1.0))
+    group = optimizer.param_groups[0]
+    states = [optimizer.state[p] for p in group["params"]]
+    if not states[0]:
+        for p, state in zip(group["params"], states):
+            state["step"] = torch.zeros((), dtype=torch.float32, device=p.device) if group["fused"] \
+                else torch.tensor(0.0)
+            state["exp_avg"] = torch.zeros_like(p)
+            state["exp_avg_sq"] = torch.zeros_like(p)
+    beta1, beta2 = group["betas"]
+    functional_adam(group["params"], grads, [s["exp_avg"] for s in states], [s["exp_avg_sq"] for s in states], [],
+                    [s["step"] for s in states], fused=group["fused"], amsgrad=False, beta1=beta1, beta2=beta2,
+                    lr=group["lr"], weight_decay=group["weight_decay"], eps=group["eps"], maximize=False)

@@ -9,10 +9,9 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import torch
-
 from core.buffers import ReplayBuffer
 from core.callbacks import OnStep
+from single_agent.agent import MetricMeans
 from single_agent.spaces import obs_layout
 from single_agent.vec_env import TransitionVecEnv
 
@@ -44,8 +43,7 @@ class OffPolicyRunner:
 
     def iteration(self, on_step: OnStep) -> dict[str, float]:
         agent, env, cfg, n = self.agent, self.env, self.cfg, self.env.n_envs
-        totals: dict[str, torch.Tensor] = {}
-        counts: dict[str, int] = {}  # some metrics (TD3's actor loss) come from some updates only
+        means = MetricMeans()  # over the iteration's training phases
         for _ in range(self.vector_steps_per_iteration):
             if agent.env_steps < cfg.learning_starts:
                 action = agent.random_actions(n, self.rng)
@@ -58,12 +56,11 @@ class OffPolicyRunner:
             self.vector_steps += 1
             on_step(n, tr.finished)
             if agent.env_steps >= cfg.learning_starts and self.vector_steps % cfg.train_freq == 0:
-                for _ in range(cfg.gradient_steps):
-                    batch = sample_transitions(self.buffer, cfg.batch_size, self.rng, n, cfg.gamma, agent.n_step)
-                    for key, value in agent.update(batch).items():
-                        totals[key] = totals[key] + value if key in totals else value
-                        counts[key] = counts.get(key, 0) + 1
-        metrics = {key: float(value) / counts[key] for key, value in totals.items()}
+                # the buffer is fixed during a training phase, so its batches are drawn in one go
+                batch = sample_transitions(self.buffer, cfg.batch_size * cfg.gradient_steps, self.rng, n, cfg.gamma,
+                                           agent.n_step)
+                means.add(agent.train(batch, cfg.gradient_steps))
+        metrics = {key: float(value) for key, value in means.means().items()}
         metrics["train/updates"] = float(agent.n_updates)
         return {**metrics, **agent.schedules()}
 

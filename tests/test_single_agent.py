@@ -13,7 +13,10 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 
 import tests.single_toy_envs  # noqa: F401  (registers the toy envs)
 from core.buffers import ReplayBuffer
+from single_agent.agent import adam, adam_step
 from single_agent.algos import get_algo
+from single_agent.mlp_backprop import MLPBackprop
+from single_agent.networks import mlp
 from single_agent.cli import run
 from single_agent.offpolicy import OffPolicyRunner, sample_transitions
 from single_agent.onpolicy import RolloutRunner
@@ -66,6 +69,59 @@ def test_dqn_bootstraps_truncated_transitions_and_not_terminated_ones():
     q = agent.q(torch.tensor([[0.5, -0.5]])).detach()[0]
     assert q[0] == pytest.approx(10.0, abs=0.8), q  # truncation treated as termination would give ~3.4
     assert q[1] == pytest.approx(1.0, abs=0.3), q   # bootstrapping a termination would give ~10
+    env.close()
+
+
+# -- hand-written gradients and the lean Adam step ---------------------------------------------------------
+def test_mlp_backprop_matches_autograd():
+    torch.manual_seed(0)
+    net = mlp(5, [16, 8], 3)
+    x, grad_out = torch.randn(7, 5), torch.randn(7, 3)
+    out, inputs = MLPBackprop(net).forward(x)
+    torch.testing.assert_close(out, net(x).detach())
+    expected = torch.autograd.grad((net(x) * grad_out).sum(), list(net.parameters()))
+    for got, want in zip(MLPBackprop(net).backward(inputs, grad_out), expected, strict=True):
+        torch.testing.assert_close(got, want)
+    with pytest.raises(ValueError):
+        MLPBackprop(mlp(5, [16], 3, activation="tanh"))
+
+
+def test_adam_step_matches_torch_adam_with_clipping():
+    torch.manual_seed(0)
+    ours, theirs = mlp(4, [8], 2), mlp(4, [8], 2)
+    theirs.load_state_dict(ours.state_dict())
+    opt_ours, opt_theirs = adam(ours.parameters(), lr=0.01), adam(theirs.parameters(), lr=0.01)
+    for step in range(4):
+        x = torch.randn(16, 4) * (1 + 50 * (step % 2))  # every other step's gradient gets clipped
+        adam_step(opt_ours, torch.autograd.grad(ours(x).pow(2).sum(), list(ours.parameters())), max_grad_norm=1.0)
+        opt_theirs.zero_grad()
+        theirs(x).pow(2).sum().backward()
+        torch.nn.utils.clip_grad_norm_(theirs.parameters(), 1.0)
+        opt_theirs.step()
+    for a, b in zip(ours.parameters(), theirs.parameters()):
+        torch.testing.assert_close(a, b)
+    torch.testing.assert_close(opt_ours.state_dict(), opt_theirs.state_dict())
+
+
+@pytest.mark.parametrize("double_q", [False, True])
+def test_dqn_hand_written_gradients_train_like_autograd(double_q):
+    """The same phase of updates (with a target copy inside it) through MLPBackprop and through autograd."""
+    env = TransitionVecEnv("CartPole-v1", 2)
+    agents = []
+    for _ in range(2):
+        torch.manual_seed(0)
+        agents.append(make_agent("dqn", env, double_q=double_q, target_update_interval=3, batch_size=8,
+                                 learning_starts=10**6, hidden_sizes=[16, 16], lr=0.01))
+    agents[1].backprop = None  # autograd
+    runner = OffPolicyRunner(agents[0], env, seed=0)
+    drive(runner, 1)
+    batch = sample_transitions(runner.buffer, 8 * 5, np.random.default_rng(0), 2, 0.99)
+    metrics = [agent.train(batch, 5) for agent in agents]
+    torch.testing.assert_close(metrics[0], metrics[1])
+    for name in ("q", "q_target"):
+        for a, b in zip(agents[0].modules[name].parameters(), agents[1].modules[name].parameters()):
+            torch.testing.assert_close(a, b)
+    assert agents[0].n_updates == 5
     env.close()
 
 

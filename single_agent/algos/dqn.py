@@ -11,7 +11,8 @@ import torch
 from torch import nn
 
 from core.config import require_at_least_one
-from single_agent.agent import Agent, OffPolicyConfig, adam, soft_update
+from single_agent.agent import Agent, OffPolicyConfig, adam, adam_step, soft_update
+from single_agent.mlp_backprop import MLPBackprop
 from single_agent.networks import QNetwork
 
 
@@ -38,7 +39,7 @@ class DQNConfig(OffPolicyConfig):
 
 
 class DQN(Agent):
-    """Discrete actions only. `update` makes one gradient step on a sampled batch."""
+    """Discrete actions only. `train` makes gradient steps on consecutive runs of `batch_size` sampled rows."""
 
     def __init__(self, observation_space, action_space, cfg: DQNConfig, device="cpu", total_steps: int = 0) -> None:
         super().__init__(observation_space, action_space, cfg, device, total_steps)
@@ -46,6 +47,9 @@ class DQN(Agent):
         self.q_target = copy.deepcopy(self.q).requires_grad_(False)
         self.optimizer = adam(self.q.parameters(), lr=cfg.lr)
         self.modules = {"q": self.q, "q_target": self.q_target, "optimizer": self.optimizer}
+        self.params = list(self.q.parameters())
+        # plain MLP heads skip autograd (hand-written backward); the dueling head keeps it
+        self.backprop = None if cfg.dueling else MLPBackprop(self.q.q)
         self.n_step = cfg.n_step
 
     @property
@@ -54,37 +58,64 @@ class DQN(Agent):
         frac = min(1.0, self.env_steps / max(cfg.epsilon_anneal_steps, 1))
         return cfg.epsilon_start + frac * (cfg.epsilon_finish - cfg.epsilon_start)
 
+    def q_values(self, obs: torch.Tensor) -> torch.Tensor:
+        """Q(s, .) for a batch of flat observations (call without gradients)."""
+        return self.q(obs) if self.backprop is None else self.backprop.forward(obs)[0]
+
     @torch.no_grad()
     def act(self, obs: Any, explore: bool, rng: np.random.Generator | None = None) -> np.ndarray:
-        greedy = self.q(self.obs_tensor(obs)).argmax(-1).cpu().numpy()
-        if not explore:
-            return greedy
-        n = len(greedy)
-        explore_mask = rng.random(n) < self.epsilon
-        return np.where(explore_mask, rng.integers(0, self.act_dim, n), greedy)
+        x = self.obs_tensor(obs)
+        if explore:
+            explore_mask = rng.random(len(x)) < self.epsilon
+            random = rng.integers(0, self.act_dim, len(x))
+            if explore_mask.all():  # no greedy action needed
+                return random
+        greedy = self.q_values(x).argmax(-1).cpu().numpy()
+        return np.where(explore_mask, random, greedy) if explore else greedy
 
-    def update(self, batch: dict[str, Any]) -> dict[str, torch.Tensor]:
-        cfg = self.cfg
+    @torch.no_grad()
+    def train(self, batch: dict[str, Any], n_updates: int) -> dict[str, torch.Tensor]:
+        cfg, size = self.cfg, self.cfg.batch_size
         obs, next_obs = self.obs_tensor(batch["obs"]), self.obs_tensor(batch["next_obs"])
-        action = self.tensor(batch["action"])
-        with torch.no_grad():
-            next_q = self.q_target(next_obs)
-            if cfg.double_q:
-                next_value = next_q.gather(-1, self.q(next_obs).argmax(-1, keepdim=True)).squeeze(-1)
-            else:
-                next_value = next_q.max(-1).values
-            not_term = 1.0 - self.tensor(batch["terminated"]).float()
-            target = self.tensor(batch["reward"]) + self.tensor(batch["discount"]) * not_term * next_value
-        q = self.q(obs).gather(-1, action[:, None]).squeeze(-1)
-        loss = nn.functional.smooth_l1_loss(q, target)
-        self.optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        nn.utils.clip_grad_norm_(self.q.parameters(), cfg.max_grad_norm)
-        self.optimizer.step()
-        self.n_updates += 1
-        if self.n_updates % cfg.target_update_interval == 0:
-            soft_update(self.q_target, self.q, cfg.tau)
-        return {"loss/q": loss.detach(), "train/q_mean": q.detach().mean()}
+        action, reward = self.tensor(batch["action"])[:, None], self.tensor(batch["reward"])
+        bootstrap = self.tensor(batch["discount"]) * ~self.tensor(batch["terminated"])
+        q_taken, td_error = torch.empty(len(reward)), torch.empty(len(reward))
+        done = 0
+        while done < n_updates:
+            # the target net is fixed until its next update: evaluate it for all of those updates in one pass
+            chunk = min(n_updates - done, cfg.target_update_interval - self.n_updates % cfg.target_update_interval)
+            rows = slice(done * size, (done + chunk) * size)
+            chunk_next_q = self.q_target(next_obs[rows])
+            chunk_target = None if cfg.double_q else reward[rows] + bootstrap[rows] * chunk_next_q.max(-1).values
+            for i in range(chunk):
+                rows, in_chunk = slice((done + i) * size, (done + i + 1) * size), slice(i * size, (i + 1) * size)
+                if cfg.double_q:
+                    greedy = self.q_values(next_obs[rows]).argmax(-1, keepdim=True)
+                    target = reward[rows] + bootstrap[rows] * chunk_next_q[in_chunk].gather(-1, greedy).squeeze(-1)
+                else:
+                    target = chunk_target[in_chunk]
+                grads, q_taken[rows] = self._huber_grads(obs[rows], action[rows], target)
+                td_error[rows] = q_taken[rows] - target
+                adam_step(self.optimizer, grads, cfg.max_grad_norm)
+                self.n_updates += 1
+                if self.n_updates % cfg.target_update_interval == 0:
+                    soft_update(self.q_target, self.q, cfg.tau)
+            done += chunk
+        loss = nn.functional.smooth_l1_loss(td_error, torch.zeros_like(td_error))
+        return {"loss/q": loss, "train/q_mean": q_taken.mean()}
+
+    def _huber_grads(self, obs: torch.Tensor, action: torch.Tensor,
+                     target: torch.Tensor) -> tuple[list[torch.Tensor], torch.Tensor]:
+        """Gradients of the batch-mean Huber loss of Q(obs, action) against `target`, and Q(obs, action)."""
+        if self.backprop is not None:
+            q, inputs = self.backprop.forward(obs)
+            q_taken = q.gather(1, action).squeeze(1)
+            d_q_taken = (q_taken - target).clamp_(-1.0, 1.0).div_(len(target))  # smooth L1's slope, beta 1
+            return self.backprop.backward(inputs, torch.zeros_like(q).scatter_(1, action, d_q_taken[:, None])), q_taken
+        with torch.enable_grad():
+            q_taken = self.q(obs).gather(1, action).squeeze(1)
+            loss = nn.functional.smooth_l1_loss(q_taken, target)
+            return list(torch.autograd.grad(loss, self.params)), q_taken.detach()
 
     def schedules(self) -> dict[str, float]:
         return {"schedule/epsilon": self.epsilon}
