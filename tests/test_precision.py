@@ -1,0 +1,28 @@
+"""Training's float modes reach torch's intra-op worker threads, and are undone afterwards."""
+import os
+
+import pytest
+import torch
+
+from core.precision import training_float_modes
+
+
+
+def flushed_fraction() -> float:
+    """Fraction of a large denormal tensor an elementwise op (split across the intra-op threads) turns to 0."""
+    # float32 bit pattern 2^20: exponent 0, so about 1.5e-39, made without float arithmetic (which would flush it)
+    x = torch.full((1 << 22,), 1 << 20, dtype=torch.int32).view(torch.float32)
+    return float(((x * 1.0) == 0).float().mean())
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="needs two cores for a worker thread")
+def test_denormals_are_flushed_on_every_intra_op_thread_only_while_training():
+    threads = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        assert flushed_fraction() == 0.0  # the worker thread exists now, started without flushing
+        with training_float_modes():
+            assert flushed_fraction() == 1.0  # the main thread's half and the worker's
+        assert flushed_fraction() == 0.0
+    finally:
+        torch.set_num_threads(threads)
