@@ -141,6 +141,7 @@ def step_on(optimizer: torch.optim.Adam, loss: torch.Tensor, params: list[torch.
     adam_step(optimizer, torch.autograd.grad(loss, params))
 
 
+@torch.no_grad()
 def adam_step(optimizer: torch.optim.Adam, grads: Sequence[torch.Tensor], max_grad_norm: float | None = None) -> None:
     """One step of `optimizer` (Adam, one parameter group) with explicit `grads`, first clipped to a total norm
     of `max_grad_norm` like `clip_grad_norm_`.

@@ -1,18 +1,60 @@
-"""Forward and hand-written backward passes of an `mlp()` (Linear layers with ReLU between), without autograd.
+"""Forward and hand-written backward passes of ReLU networks, without autograd.
 
-For the small networks of the single-agent baselines (a 64-row batch through 256x256 layers), the autograd
-engine's per-node bookkeeping costs about as much as the matrix products themselves; DQN's update runs through
-this instead. The weights are read through detached views of the module's parameters, so optimiser steps and
-`load_state_dict` (both in place) are seen at once.
+For the small networks of the single-agent baselines (64-256 rows through 256x256 layers), the autograd
+engine's per-node bookkeeping costs about as much as the matrix products themselves; DQN's and SAC's updates
+run through these instead. Weights are read through detached views of the module's parameters, so optimiser
+steps and `load_state_dict` (both in place) are seen at once.
 """
 from __future__ import annotations
 
 import torch
 from torch import nn
 
+from core.nn import MultiLinear
 
-class MLPBackprop:
-    """Gradients of an `nn.Sequential` of Linear layers separated by ReLUs, in `net.parameters()` order."""
+
+class Backprop:
+    """Affine layers with a ReLU after each but the last; subclasses say how one layer maps and differentiates."""
+
+    n_layers: int
+
+    def _affine(self, x: torch.Tensor, i: int) -> torch.Tensor:
+        raise NotImplementedError
+
+    def _input_grad(self, grad: torch.Tensor, i: int) -> torch.Tensor:
+        raise NotImplementedError
+
+    def _param_grads(self, x: torch.Tensor, grad: torch.Tensor, i: int) -> list[torch.Tensor]:
+        raise NotImplementedError
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, list[torch.Tensor]]:
+        """The network's output and each layer's input (what `backward` needs)."""
+        inputs = []
+        for i in range(self.n_layers):
+            inputs.append(x)
+            x = self._affine(x, i)
+            if i < self.n_layers - 1:
+                x = x.relu_()
+        return x, inputs
+
+    def backward(self, inputs: list[torch.Tensor], grad_out: torch.Tensor, params: bool = True,
+                 input_grad: bool = False) -> tuple[list[torch.Tensor], torch.Tensor | None]:
+        """Given d loss / d output and the layer inputs from `forward`: d loss / d parameters (in the module's
+        `parameters()` order; empty unless `params`) and d loss / d input (None unless `input_grad`)."""
+        grads: list[torch.Tensor] = []
+        grad = grad_out
+        for i in range(self.n_layers - 1, -1, -1):
+            if params:
+                grads = self._param_grads(inputs[i], grad, i) + grads
+            if i or input_grad:
+                grad = self._input_grad(grad, i)
+            if i:  # a hidden layer's input is a ReLU output: the gradient passes where it is positive
+                grad = torch.ops.aten.threshold_backward(grad, inputs[i], 0)
+        return grads, grad if input_grad else None
+
+
+class MLPBackprop(Backprop):
+    """An `nn.Sequential` of Linear layers with a ReLU between each pair (single_agent.networks.mlp)."""
 
     def __init__(self, net: nn.Sequential) -> None:
         linears = [m for m in net if isinstance(m, nn.Linear)]
@@ -20,24 +62,33 @@ class MLPBackprop:
         if len(net) != 2 * len(linears) - 1 or not all(isinstance(m, nn.ReLU) for m in others):
             raise ValueError("MLPBackprop needs Linear layers with a ReLU between each pair")
         self.layers = [(m.weight.detach(), m.bias.detach()) for m in linears]
+        self.n_layers = len(linears)
 
-    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, list[torch.Tensor]]:
-        """The network's output and each layer's input (what `backward` needs)."""
-        inputs = []
-        for i, (weight, bias) in enumerate(self.layers):
-            inputs.append(x)
-            x = torch.addmm(bias, x, weight.t())
-            if i < len(self.layers) - 1:
-                x = x.relu_()
-        return x, inputs
+    def _affine(self, x: torch.Tensor, i: int) -> torch.Tensor:
+        weight, bias = self.layers[i]
+        return torch.addmm(bias, x, weight.t())
 
-    def backward(self, inputs: list[torch.Tensor], grad_out: torch.Tensor) -> list[torch.Tensor]:
-        """d loss / d parameters, given d loss / d output and the layer inputs from `forward`."""
-        grads: list[torch.Tensor] = []
-        grad = grad_out
-        for i in range(len(self.layers) - 1, -1, -1):
-            weight, _ = self.layers[i]
-            grads += [grad.sum(0), grad.t() @ inputs[i]]
-            if i:  # a hidden layer's input is a ReLU output: the gradient passes where it is positive
-                grad = (grad @ weight).mul_(inputs[i] > 0)
-        return grads[::-1]
+    def _input_grad(self, grad: torch.Tensor, i: int) -> torch.Tensor:
+        return grad @ self.layers[i][0]
+
+    def _param_grads(self, x: torch.Tensor, grad: torch.Tensor, i: int) -> list[torch.Tensor]:
+        return [grad.t() @ x, grad.sum(0)]
+
+
+class EnsembleBackprop(Backprop):
+    """MultiLinear layers with ReLUs between them (single_agent.networks.CriticEnsemble), heads first: inputs
+    and outputs are [n_heads, batch, features]."""
+
+    def __init__(self, layers: list[MultiLinear]) -> None:
+        self.layers = [(m.weight.detach(), m.bias.detach()[:, None, :]) for m in layers]
+        self.n_layers = len(layers)
+
+    def _affine(self, x: torch.Tensor, i: int) -> torch.Tensor:
+        weight, bias = self.layers[i]
+        return torch.baddbmm(bias, x, weight)
+
+    def _input_grad(self, grad: torch.Tensor, i: int) -> torch.Tensor:
+        return torch.bmm(grad, self.layers[i][0].transpose(1, 2))
+
+    def _param_grads(self, x: torch.Tensor, grad: torch.Tensor, i: int) -> list[torch.Tensor]:
+        return [torch.bmm(x.transpose(1, 2), grad), grad.sum(1)]

@@ -59,10 +59,10 @@ class CriticEnsemble(nn.Module):
         self.out = MultiLinear(n, dims[-1], 1, gain=1.0)
 
     def forward(self, obs: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
-        x = torch.cat([obs, action], -1).unsqueeze(-2).expand(-1, self.n, -1)
+        x = torch.cat([obs, action], -1).expand(self.n, -1, -1)  # heads first: [n, B, in], no copies
         for layer in self.layers:
-            x = torch.relu(layer(x))
-        return self.out(x).squeeze(-1)
+            x = layer.forward_heads_first(x).relu_()
+        return self.out.forward_heads_first(x).squeeze(-1).t()
 
 
 class DeterministicActor(nn.Module):
@@ -77,21 +77,34 @@ class DeterministicActor(nn.Module):
 
 
 class SquashedGaussianActor(nn.Module):
-    """a = tanh(u), u ~ N(mu(s), sigma(s)); returns the action and its log-probability with the tanh correction."""
+    """a = tanh(u), u ~ N(mu(s), sigma(s)); returns the action and its log-probability with the tanh correction.
+
+    One MLP outputs [mu, log sigma] (log sigma clamped to [LOG_STD_MIN, LOG_STD_MAX])."""
 
     def __init__(self, obs_dim: int, act_dim: int, hidden: Sequence[int]) -> None:
         super().__init__()
-        self.trunk = mlp(obs_dim, hidden[:-1], hidden[-1])
-        self.head = nn.Linear(hidden[-1], 2 * act_dim)
+        self.net = mlp(obs_dim, hidden, 2 * act_dim)
 
     def forward(self, obs: torch.Tensor, deterministic: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
-        mu, log_std = self.head(torch.relu(self.trunk(obs))).chunk(2, -1)
+        out = self.net(obs)
         if deterministic:
+            mu = out.chunk(2, -1)[0]
             return torch.tanh(mu), torch.zeros(mu.shape[:-1], device=mu.device)
-        log_std = log_std.clamp(LOG_STD_MIN, LOG_STD_MAX)
-        noise = torch.randn_like(mu)
-        u = mu + noise * log_std.exp()
-        # log N(u; mu, sigma) - sum log(1 - tanh(u)^2), the latter in the stable form 2 (log 2 - u - softplus(-2u))
-        log_prob = (-0.5 * noise.pow(2) - log_std - 0.5 * math.log(2 * math.pi)).sum(-1)
-        log_prob = log_prob - (2 * (math.log(2) - u - nn.functional.softplus(-2 * u))).sum(-1)
-        return torch.tanh(u), log_prob
+        return squashed_sample(out)[:2]
+
+
+def squashed_sample(out: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, tuple[torch.Tensor, ...]]:
+    """a = tanh(u), u = mu + noise * sigma from an actor output [mu, log sigma]; returns a, log pi(a) and, for
+    hand-written gradients, (noise, sigma, where log sigma is inside its clamp).
+
+    log pi(a) = log N(u; mu, sigma) - sum log(1 - tanh(u)^2), the latter in the stable form
+    2 (log 2 - u - softplus(-2u)).
+    """
+    mu, log_std = out.chunk(2, -1)
+    in_range = (log_std >= LOG_STD_MIN) & (log_std <= LOG_STD_MAX)
+    log_std = log_std.clamp(LOG_STD_MIN, LOG_STD_MAX)
+    noise, std = torch.randn_like(mu), log_std.exp()
+    u = mu + noise * std
+    log_prob = (-0.5 * noise.pow(2) - log_std - 0.5 * math.log(2 * math.pi)).sum(-1)
+    log_prob = log_prob - (2 * (math.log(2) - u - nn.functional.softplus(-2 * u))).sum(-1)
+    return torch.tanh(u), log_prob, (noise, std, in_range)

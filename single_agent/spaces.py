@@ -54,7 +54,8 @@ def check_action_space(algo: str, space: spaces.Space, discrete: bool, continuou
         return
     if isinstance(space, spaces.Box):
         if not continuous:
-            raise UserError(f"{algo} needs a Discrete action space, but the env's is {space}; use sac, td3, ddpg or ppo")
+            raise UserError(f"{algo} needs a Discrete action space, but the env's is {space}; "
+                            "use sac, td3, ddpg or ppo")
         if len(space.shape) != 1:
             raise UserError(f"{algo} needs a 1-D Box action space, got shape {space.shape}")
         if not (np.isfinite(space.low).all() and np.isfinite(space.high).all()) and algo != "ppo":

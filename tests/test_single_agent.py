@@ -13,10 +13,10 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 
 import tests.single_toy_envs  # noqa: F401  (registers the toy envs)
 from core.buffers import ReplayBuffer
-from single_agent.agent import adam, adam_step
+from single_agent.agent import adam, adam_step, soft_update
 from single_agent.algos import get_algo
-from single_agent.mlp_backprop import MLPBackprop
-from single_agent.networks import mlp
+from single_agent.mlp_backprop import EnsembleBackprop, MLPBackprop
+from single_agent.networks import CriticEnsemble, mlp
 from single_agent.cli import run
 from single_agent.offpolicy import OffPolicyRunner, sample_transitions
 from single_agent.onpolicy import RolloutRunner
@@ -73,15 +73,26 @@ def test_dqn_bootstraps_truncated_transitions_and_not_terminated_ones():
 
 
 # -- hand-written gradients and the lean Adam step ---------------------------------------------------------
-def test_mlp_backprop_matches_autograd():
+@pytest.mark.parametrize("kind", ["mlp", "ensemble"])
+def test_backprop_matches_autograd(kind):
     torch.manual_seed(0)
-    net = mlp(5, [16, 8], 3)
-    x, grad_out = torch.randn(7, 5), torch.randn(7, 3)
-    out, inputs = MLPBackprop(net).forward(x)
-    torch.testing.assert_close(out, net(x).detach())
-    expected = torch.autograd.grad((net(x) * grad_out).sum(), list(net.parameters()))
-    for got, want in zip(MLPBackprop(net).backward(inputs, grad_out), expected, strict=True):
+    if kind == "mlp":
+        net = mlp(5, [16, 8], 3)
+        x, grad_out = torch.randn(7, 5, requires_grad=True), torch.randn(7, 3)
+        backprop, out = MLPBackprop(net), net(x)
+    else:
+        net = CriticEnsemble(2, 3, 2, [16, 8])
+        x, grad_out = torch.randn(7, 5, requires_grad=True), torch.randn(2, 7, 1)
+        backprop, out = EnsembleBackprop([*net.layers, net.out]), net(x[:, :3], x[:, 3:]).t()[..., None]
+        x_in = x.detach().expand(2, -1, -1)
+    params = list(net.parameters())
+    expected = torch.autograd.grad((out * grad_out).sum(), [*params, x])
+    got_out, inputs = backprop.forward(x.detach() if kind == "mlp" else x_in)
+    torch.testing.assert_close(got_out, out.detach())
+    grads, input_grad = backprop.backward(inputs, grad_out, input_grad=True)
+    for got, want in zip([*grads, input_grad if kind == "mlp" else input_grad.sum(0)], expected, strict=True):
         torch.testing.assert_close(got, want)
+    assert backprop.backward(inputs, grad_out, params=False) == ([], None)
     with pytest.raises(ValueError):
         MLPBackprop(mlp(5, [16], 3, activation="tanh"))
 
@@ -122,6 +133,49 @@ def test_dqn_hand_written_gradients_train_like_autograd(double_q):
         for a, b in zip(agents[0].modules[name].parameters(), agents[1].modules[name].parameters()):
             torch.testing.assert_close(a, b)
     assert agents[0].n_updates == 5
+    env.close()
+
+
+def autograd_sac_update(agent, batch) -> None:
+    """SAC's update written with autograd and torch.optim: the reference for the hand-written one."""
+    obs, next_obs, action, reward, discount = (torch.from_numpy(batch[key]) for key in
+                                               ("obs", "next_obs", "action", "reward", "discount"))
+    alpha = agent.log_alpha.detach().exp()
+    with torch.no_grad():
+        next_action, next_logp = agent.actor(next_obs)
+        next_q = agent.critic_target(next_obs, next_action).min(-1).values - alpha * next_logp
+        target = reward + discount * torch.from_numpy(~batch["terminated"]) * next_q
+
+    def step(optimizer, loss) -> None:
+        optimizer.zero_grad()
+        loss.backward(inputs=optimizer.param_groups[0]["params"])
+        optimizer.step()
+
+    step(agent.critic_optimizer, 0.5 * (agent.critic(obs, action) - target[:, None]).pow(2).mean(0).sum())
+    new_action, logp = agent.actor(obs)
+    step(agent.actor_optimizer, (alpha * logp - agent.critic(obs, new_action).min(-1).values).mean())
+    step(agent.alpha_optimizer, -(agent.log_alpha * (logp.detach() + agent.target_entropy)).mean())
+    soft_update(agent.critic_target, agent.critic, agent.cfg.tau)
+
+
+def test_sac_hand_written_update_matches_autograd():
+    env = TransitionVecEnv("Pendulum-v1", 2)
+    agents = []
+    for _ in range(2):
+        torch.manual_seed(0)
+        agents.append(make_agent("sac", env, hidden_sizes=[32, 32], batch_size=16, learning_starts=10**6, lr=0.01))
+    runner = OffPolicyRunner(agents[0], env, seed=0)
+    drive(runner, 1)
+    for i in range(3):
+        batch = sample_transitions(runner.buffer, 16, np.random.default_rng(i), 2, 0.99)
+        torch.manual_seed(i)
+        agents[0].update(batch)
+        torch.manual_seed(i)
+        autograd_sac_update(agents[1], batch)
+    for name in ("actor", "critic", "critic_target"):
+        for a, b in zip(agents[0].modules[name].parameters(), agents[1].modules[name].parameters(), strict=True):
+            torch.testing.assert_close(a, b)
+    torch.testing.assert_close(agents[0].log_alpha, agents[1].log_alpha)
     env.close()
 
 

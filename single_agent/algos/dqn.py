@@ -111,7 +111,8 @@ class DQN(Agent):
             q, inputs = self.backprop.forward(obs)
             q_taken = q.gather(1, action).squeeze(1)
             d_q_taken = (q_taken - target).clamp_(-1.0, 1.0).div_(len(target))  # smooth L1's slope, beta 1
-            return self.backprop.backward(inputs, torch.zeros_like(q).scatter_(1, action, d_q_taken[:, None])), q_taken
+            d_q = torch.zeros_like(q).scatter_(1, action, d_q_taken[:, None])
+            return self.backprop.backward(inputs, d_q)[0], q_taken
         with torch.enable_grad():
             q_taken = self.q(obs).gather(1, action).squeeze(1)
             loss = nn.functional.smooth_l1_loss(q_taken, target)

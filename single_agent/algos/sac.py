@@ -9,8 +9,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from single_agent.agent import Agent, OffPolicyConfig, adam, soft_update, step_on
-from single_agent.networks import CriticEnsemble, SquashedGaussianActor
+from single_agent.agent import Agent, OffPolicyConfig, adam, adam_step, soft_update
+from single_agent.mlp_backprop import EnsembleBackprop, MLPBackprop
+from single_agent.networks import CriticEnsemble, SquashedGaussianActor, squashed_sample
 
 
 @dataclass
@@ -35,7 +36,9 @@ class SAC(Agent):
         self.actor_optimizer = adam(self.actor.parameters(), lr=cfg.lr)
         self.critic_optimizer = adam(self.critic.parameters(), lr=cfg.lr)
         self.alpha_optimizer = adam([self.log_alpha], lr=cfg.lr)
-        self.actor_params = list(self.actor.parameters())
+        self.actor_bp = MLPBackprop(self.actor.net)
+        self.critic_bp, self.critic_target_bp = (EnsembleBackprop([*c.layers, c.out])
+                                                 for c in (self.critic, self.critic_target))
         self.modules = {"actor": self.actor, "critic": self.critic, "critic_target": self.critic_target,
                         "actor_optimizer": self.actor_optimizer, "critic_optimizer": self.critic_optimizer,
                         "alpha_optimizer": self.alpha_optimizer}
@@ -52,37 +55,48 @@ class SAC(Agent):
     def act(self, obs: Any, explore: bool, rng: np.random.Generator | None = None) -> np.ndarray:
         return self.actor(self.obs_tensor(obs), deterministic=not explore)[0].cpu().numpy()
 
+    @torch.no_grad()
     def update(self, batch: dict[str, Any]) -> dict[str, torch.Tensor]:
+        """One update of critics, actor and alpha, differentiated by hand (see single_agent.mlp_backprop)."""
         cfg = self.cfg
         obs, next_obs = self.obs_tensor(batch["obs"]), self.obs_tensor(batch["next_obs"])
-        action = self.tensor(batch["action"])
-        alpha = self.log_alpha.detach().exp()
-        with torch.no_grad():
-            next_action, next_logp = self.actor(next_obs)
-            next_q = self.critic_target(next_obs, next_action).min(-1).values - alpha * next_logp
-            not_term = 1.0 - self.tensor(batch["terminated"]).float()
-            target = self.tensor(batch["reward"]) + self.tensor(batch["discount"]) * not_term * next_q
-        q = self.critic(obs, action)
-        critic_loss = 0.5 * (q - target[:, None]).pow(2).mean(0).sum()
-        self.critic_optimizer.zero_grad(set_to_none=True)
-        critic_loss.backward()
-        self.critic_optimizer.step()
+        alpha, size = self.log_alpha.exp(), len(obs)
+        next_action, next_logp, _ = squashed_sample(self.actor_bp.forward(next_obs)[0])
+        next_q = self.critic_target_bp.forward(self._critic_input(next_obs, next_action))[0].squeeze(-1).min(0).values
+        not_term = ~self.tensor(batch["terminated"])
+        target = self.tensor(batch["reward"]) + self.tensor(batch["discount"]) * not_term * (next_q - alpha * next_logp)
 
-        new_action, logp = self.actor(obs)
-        actor_loss = (alpha * logp - self.critic(obs, new_action).min(-1).values).mean()
-        step_on(self.actor_optimizer, actor_loss, self.actor_params)  # no gradient work for the critic
-        metrics = {"loss/critic": critic_loss.detach(), "loss/actor": actor_loss.detach(),
-                   "train/entropy": -logp.detach().mean()}
+        # critics: 0.5 * sum over critics of the mean squared TD error
+        q, inputs = self.critic_bp.forward(self._critic_input(obs, self.tensor(batch["action"])))
+        td_error = q.squeeze(-1) - target
+        adam_step(self.critic_optimizer, self.critic_bp.backward(inputs, td_error.unsqueeze(-1) / size)[0])
+
+        # actor: mean(alpha * log pi(a|s) - min_i Q_i(s, a)), a = tanh(mu + noise * sigma), through the new critics
+        out, actor_inputs = self.actor_bp.forward(obs)
+        action, logp, (noise, std, in_range) = squashed_sample(out)
+        q, inputs = self.critic_bp.forward(self._critic_input(obs, action))
+        min_q, argmin = q.squeeze(-1).min(0)
+        d_q = torch.zeros_like(q).scatter_(0, argmin[None, :, None], -1.0 / size)
+        d_action = self.critic_bp.backward(inputs, d_q, params=False, input_grad=True)[1].sum(0)[:, self.obs_dim:]
+        # d/du of the loss, with d log pi / du = 2 tanh(u) (the tanh correction; the Gaussian part does not move)
+        d_u = (alpha * 2.0 / size) * action + d_action * (1.0 - action * action)
+        d_log_std = (d_u * noise * std - alpha / size) * in_range  # the clamp passes no gradient outside its range
+        adam_step(self.actor_optimizer, self.actor_bp.backward(actor_inputs, torch.cat([d_u, d_log_std], -1))[0])
+
+        metrics = {"loss/critic": 0.5 * td_error.pow(2).mean(1).sum(), "loss/actor": (alpha * logp - min_q).mean(),
+                   "train/entropy": -logp.mean()}
         if cfg.auto_alpha:
-            alpha_loss = -(self.log_alpha * (logp.detach() + self.target_entropy)).mean()
-            self.alpha_optimizer.zero_grad(set_to_none=True)
-            alpha_loss.backward()
-            self.alpha_optimizer.step()
-            metrics["loss/alpha"] = alpha_loss.detach()
+            # alpha loss -log_alpha * mean(logp + target entropy), with its gradient in closed form
+            entropy_gap = logp.mean() + self.target_entropy
+            metrics["loss/alpha"] = -self.log_alpha * entropy_gap
+            adam_step(self.alpha_optimizer, [-entropy_gap])
         self.n_updates += 1
         if self.n_updates % cfg.target_update_interval == 0:
             soft_update(self.critic_target, self.critic, cfg.tau)
         return metrics
+
+    def _critic_input(self, obs: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
+        return torch.cat([obs, action], -1).expand(self.cfg.n_critics, -1, -1)
 
     def schedules(self) -> dict[str, float]:
         return {"schedule/alpha": float(self.log_alpha.detach().exp())}

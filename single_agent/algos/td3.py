@@ -48,6 +48,7 @@ class TD3(Agent):
         self.actor_optimizer = adam(self.actor.parameters(), lr=cfg.lr)
         self.critic_optimizer = adam(self.critic.parameters(), lr=cfg.lr)
         self.actor_params = list(self.actor.parameters())
+        self.critic_params = list(self.critic.parameters())
         self.modules = {"actor": self.actor, "critic": self.critic, "actor_target": self.actor_target,
                         "critic_target": self.critic_target, "actor_optimizer": self.actor_optimizer,
                         "critic_optimizer": self.critic_optimizer}
@@ -86,9 +87,7 @@ class TD3(Agent):
             target = self.tensor(batch["reward"]) + self.tensor(batch["discount"]) * not_term * next_q
         q = self.critic(obs, action)
         critic_loss = (q - target[:, None]).pow(2).mean(0).sum()
-        self.critic_optimizer.zero_grad(set_to_none=True)
-        critic_loss.backward()
-        self.critic_optimizer.step()
+        step_on(self.critic_optimizer, critic_loss, self.critic_params)
         self.n_updates += 1
         metrics = {"loss/critic": critic_loss.detach(), "train/q_mean": q.detach().mean()}
         if self.n_updates % cfg.policy_delay == 0:
