@@ -79,7 +79,7 @@ class DQN(Agent):
         obs, next_obs = self.obs_tensor(batch["obs"]), self.obs_tensor(batch["next_obs"])
         action, reward = self.tensor(batch["action"])[:, None], self.tensor(batch["reward"])
         bootstrap = self.tensor(batch["discount"]) * ~self.tensor(batch["terminated"])
-        q_taken, td_error = torch.empty(len(reward)), torch.empty(len(reward))
+        q_taken, td_error = torch.empty_like(reward), torch.empty_like(reward)
         done = 0
         while done < n_updates:
             # the target net is fixed until its next update: evaluate it for all of those updates in one pass
