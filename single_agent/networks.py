@@ -58,8 +58,12 @@ class CriticEnsemble(nn.Module):
         self.layers = nn.ModuleList(MultiLinear(n, i, o) for i, o in zip(dims[:-1], dims[1:]))
         self.out = MultiLinear(n, dims[-1], 1, gain=1.0)
 
+    def heads_input(self, obs: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
+        """[n, B, obs + act]: every critic's input, heads first (an expanded view, no copies)."""
+        return torch.cat([obs, action], -1).expand(self.n, -1, -1)
+
     def forward(self, obs: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
-        x = torch.cat([obs, action], -1).expand(self.n, -1, -1)  # heads first: [n, B, in], no copies
+        x = self.heads_input(obs, action)
         for layer in self.layers:
             x = layer.forward_heads_first(x).relu_()
         return self.out.forward_heads_first(x).squeeze(-1).t()

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+
 from core.buffers import ReplayBuffer
 from core.callbacks import OnStep
 from single_agent.agent import MetricMeans

@@ -64,19 +64,20 @@ class SAC(Agent):
         obs, next_obs = self.obs_tensor(batch["obs"]), self.obs_tensor(batch["next_obs"])
         alpha, size = self.log_alpha.exp(), len(obs)
         next_action, next_logp, _ = squashed_sample(self.actor_bp.forward(next_obs)[0])
-        next_q = self.critic_target_bp.forward(self._critic_input(next_obs, next_action))[0].squeeze(-1).min(0).values
+        next_q = self.critic_target_bp.forward(self.critic.heads_input(next_obs, next_action))[0]
+        next_q = next_q.squeeze(-1).min(0).values
         not_term = ~self.tensor(batch["terminated"])
         target = self.tensor(batch["reward"]) + self.tensor(batch["discount"]) * not_term * (next_q - alpha * next_logp)
 
         # critics: 0.5 * sum over critics of the mean squared TD error
-        q, inputs = self.critic_bp.forward(self._critic_input(obs, self.tensor(batch["action"])))
+        q, inputs = self.critic_bp.forward(self.critic.heads_input(obs, self.tensor(batch["action"])))
         td_error = q.squeeze(-1) - target
         adam_step(self.critic_optimizer, self.critic_bp.backward(inputs, td_error.unsqueeze(-1) / size)[0])
 
         # actor: mean(alpha * log pi(a|s) - min_i Q_i(s, a)), a = tanh(mu + noise * sigma), through the new critics
         out, actor_inputs = self.actor_bp.forward(obs)
         action, logp, (noise, std, in_range) = squashed_sample(out)
-        q, inputs = self.critic_bp.forward(self._critic_input(obs, action))
+        q, inputs = self.critic_bp.forward(self.critic.heads_input(obs, action))
         min_q, argmin = q.squeeze(-1).min(0)
         d_q = torch.zeros_like(q).scatter_(0, argmin[None, :, None], -1.0 / size)
         d_action = self.critic_bp.backward(inputs, d_q, params=False, input_grad=True)[1].sum(0)[:, self.obs_dim:]
@@ -96,9 +97,6 @@ class SAC(Agent):
         if self.n_updates % cfg.target_update_interval == 0:
             soft_update(self.critic_target, self.critic, cfg.tau)
         return metrics
-
-    def _critic_input(self, obs: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
-        return torch.cat([obs, action], -1).expand(self.cfg.n_critics, -1, -1)
 
     def schedules(self) -> dict[str, float]:
         return {"schedule/alpha": float(self.log_alpha.detach().exp())}
