@@ -53,9 +53,7 @@ class SAC(Agent):
 
     @torch.no_grad()
     def act(self, obs: Any, explore: bool, rng: np.random.Generator | None = None) -> np.ndarray:
-        out = self.actor_bp.forward(self.obs_tensor(obs))[0]
-        action = squashed_sample(out)[0] if explore else torch.tanh(out.chunk(2, -1)[0])
-        return action.cpu().numpy()
+        return self.actor(self.obs_tensor(obs), deterministic=not explore)[0].cpu().numpy()
 
     @torch.no_grad()
     def update(self, batch: dict[str, Any]) -> dict[str, torch.Tensor]:
