@@ -113,7 +113,7 @@ class MetricMeans:
             self.counts[key] = self.counts.get(key, 0) + 1
 
     def means(self) -> dict[str, torch.Tensor]:
-        return {key: value / self.counts[key] for key, value in self.totals.items()}
+        return {key: value / self.counts[key] if self.counts[key] > 1 else value for key, value in self.totals.items()}
 
 
 def batch_rows(batch: dict[str, Any], rows: slice) -> dict[str, Any]:
@@ -162,7 +162,12 @@ def adam_step(optimizer: torch.optim.Adam, grads: Sequence[torch.Tensor], max_gr
                 else torch.tensor(0.0)
             state["exp_avg"] = torch.zeros_like(p)
             state["exp_avg_sq"] = torch.zeros_like(p)
+    steps, exp_avgs, exp_avg_sqs = ([s[key] for s in states] for key in ("step", "exp_avg", "exp_avg_sq"))
     beta1, beta2 = group["betas"]
-    functional_adam(group["params"], grads, [s["exp_avg"] for s in states], [s["exp_avg_sq"] for s in states], [],
-                    [s["step"] for s in states], fused=group["fused"], amsgrad=False, beta1=beta1, beta2=beta2,
-                    lr=group["lr"], weight_decay=group["weight_decay"], eps=group["eps"], maximize=False)
+    hyper = dict(amsgrad=False, lr=group["lr"], beta1=beta1, beta2=beta2, weight_decay=group["weight_decay"],
+                 eps=group["eps"], maximize=False)
+    if group["fused"]:  # what the functional form does for one device and dtype, less its regrouping
+        torch._foreach_add_(steps, 1)
+        torch._fused_adam_(group["params"], grads, exp_avgs, exp_avg_sqs, [], steps, **hyper)
+    else:
+        functional_adam(group["params"], grads, exp_avgs, exp_avg_sqs, [], steps, fused=False, **hyper)

@@ -81,34 +81,37 @@ class DeterministicActor(nn.Module):
 
 
 class SquashedGaussianActor(nn.Module):
-    """a = tanh(u), u ~ N(mu(s), sigma(s)); returns the action and its log-probability with the tanh correction.
-
-    One MLP outputs [mu, log sigma] (log sigma clamped to [LOG_STD_MIN, LOG_STD_MAX])."""
+    """a = tanh(u), u ~ N(mu(s), sigma(s)), from one MLP that outputs [mu, log sigma] (log sigma clamped to
+    [LOG_STD_MIN, LOG_STD_MAX])."""
 
     def __init__(self, obs_dim: int, act_dim: int, hidden: Sequence[int]) -> None:
         super().__init__()
         self.net = mlp(obs_dim, hidden, 2 * act_dim)
 
-    def forward(self, obs: torch.Tensor, deterministic: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
-        out = self.net(obs)
-        if deterministic:
-            mu = out.chunk(2, -1)[0]
-            return torch.tanh(mu), torch.zeros(mu.shape[:-1], device=mu.device)
-        return squashed_sample(out)[:2]
+    def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """A sampled action and its log-probability (with the tanh correction)."""
+        return squashed_sample(self.net(obs))[:2]
+
+    def action(self, obs: torch.Tensor, deterministic: bool = False) -> torch.Tensor:
+        """An action alone: sampled, or tanh(mu) when `deterministic` (what acting needs, without log pi)."""
+        mu, log_std = self.net(obs).chunk(2, -1)
+        if not deterministic:
+            mu = torch.addcmul(mu, torch.randn_like(mu), log_std.clamp(LOG_STD_MIN, LOG_STD_MAX).exp())
+        return mu.tanh()
 
 
 def squashed_sample(out: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, tuple[torch.Tensor, ...]]:
     """a = tanh(u), u = mu + noise * sigma from an actor output [mu, log sigma]; returns a, log pi(a) and, for
     hand-written gradients, (noise, sigma, where log sigma is inside its clamp).
 
-    log pi(a) = log N(u; mu, sigma) - sum log(1 - tanh(u)^2), the latter in the stable form
-    2 (log 2 - u - softplus(-2u)).
+    log pi(a) = sum over dimensions of log N(u; mu, sigma) - log(1 - tanh(u)^2), the latter in the stable form
+    2 (log 2 - u - softplus(-2u)); written as few whole-batch ops, since each costs more than its arithmetic.
     """
     mu, log_std = out.chunk(2, -1)
-    in_range = (log_std >= LOG_STD_MIN) & (log_std <= LOG_STD_MAX)
-    log_std = log_std.clamp(LOG_STD_MIN, LOG_STD_MAX)
-    noise, std = torch.randn_like(mu), log_std.exp()
-    u = mu + noise * std
-    log_prob = (-0.5 * noise.pow(2) - log_std - 0.5 * math.log(2 * math.pi)).sum(-1)
-    log_prob = log_prob - (2 * (math.log(2) - u - nn.functional.softplus(-2 * u))).sum(-1)
-    return torch.tanh(u), log_prob, (noise, std, in_range)
+    clamped = log_std.clamp(LOG_STD_MIN, LOG_STD_MAX)
+    noise, std = torch.randn_like(mu), clamped.exp()
+    u = torch.addcmul(mu, noise, std)
+    per_dim = noise.square().mul_(-0.5).sub_(clamped).add_(u, alpha=2.0)
+    per_dim.add_(nn.functional.softplus(u * -2.0), alpha=2.0)
+    log_prob = per_dim.sum(-1).sub_(mu.shape[-1] * (0.5 * math.log(2 * math.pi) + 2 * math.log(2)))
+    return u.tanh(), log_prob, (noise, std, log_std == clamped)

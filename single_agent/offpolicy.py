@@ -68,7 +68,8 @@ class OffPolicyRunner:
 
 def sample_transitions(buffer: ReplayBuffer, batch_size: int, rng: np.random.Generator, n_envs: int,
                        gamma: float, n_step: int = 1) -> dict[str, Any]:
-    """A uniform batch with a `discount` per transition; n_step > 1 gives n-step returns.
+    """A uniform batch with a `discount` per transition, the factor on its bootstrapped value: gamma^m for an
+    m-step return, 0 where the return ends in a termination; n_step > 1 gives n-step returns.
 
     An env's consecutive transitions sit n_envs slots apart (each vector step writes n_envs contiguous
     slots), so step k after slot i is slot i + k * n_envs. The sum stops at an episode end (terminated or
@@ -93,5 +94,5 @@ def sample_transitions(buffer: ReplayBuffer, batch_size: int, rng: np.random.Gen
             active &= ~data["done"][j]
         batch["reward"], batch["terminated"] = reward, data["terminated"][last]
         batch["next_obs"] = buffer.get(last, ["next_obs"])["next_obs"]
-    batch["discount"] = discount
+    batch["discount"] = discount * ~batch["terminated"]
     return batch

@@ -1,4 +1,5 @@
 """Single-agent learners on gymnasium vector envs: time limits, replay buffer, n-step, learning, resume, CLI."""
+import functools
 import json
 import subprocess
 import sys
@@ -16,7 +17,7 @@ from core.buffers import ReplayBuffer
 from single_agent.agent import adam, adam_step, soft_update
 from single_agent.algos import get_algo
 from single_agent.mlp_backprop import EnsembleBackprop, MLPBackprop
-from single_agent.networks import CriticEnsemble, mlp
+from single_agent.networks import LOG_STD_MAX, CriticEnsemble, mlp, squashed_sample
 from single_agent.cli import run
 from single_agent.offpolicy import OffPolicyRunner, sample_transitions
 from single_agent.onpolicy import RolloutRunner
@@ -97,11 +98,31 @@ def test_backprop_matches_autograd(kind):
         MLPBackprop(mlp(5, [16], 3, activation="tanh"))
 
 
-def test_adam_step_matches_torch_adam_with_clipping():
+def test_squashed_sample_log_prob_is_the_tanh_transformed_gaussian():
+    torch.manual_seed(0)
+    out = torch.randn(256, 6, dtype=torch.float64)
+    out[::4, 3:] += 2.0  # some log sigmas above LOG_STD_MAX, to exercise the clamp
+    torch.manual_seed(1)
+    action, log_prob, (noise, std, in_range) = squashed_sample(out)
+    mu, log_std = out.chunk(2, -1)
+    torch.manual_seed(1)
+    gaussian = torch.distributions.Normal(mu, log_std.clamp(max=LOG_STD_MAX).exp())
+    u = gaussian.mean + torch.randn_like(mu) * gaussian.stddev
+    torch.testing.assert_close(action, torch.tanh(u))
+    exact = (u.abs() < 8).all(-1)  # rows where 1 - tanh(u)^2 is not lost to rounding in the reference
+    expected = (gaussian.log_prob(u) - torch.log1p(-torch.tanh(u) ** 2)).sum(-1)
+    torch.testing.assert_close(log_prob[exact], expected[exact])
+    assert torch.equal(in_range, log_std <= LOG_STD_MAX) and not in_range[exact].all() and exact.sum() > 150
+
+
+@pytest.mark.parametrize("fused", [True, False])
+def test_adam_step_matches_torch_adam_with_clipping(fused):
     torch.manual_seed(0)
     ours, theirs = mlp(4, [8], 2), mlp(4, [8], 2)
     theirs.load_state_dict(ours.state_dict())
-    opt_ours, opt_theirs = adam(ours.parameters(), lr=0.01), adam(theirs.parameters(), lr=0.01)
+    make = adam if fused else functools.partial(torch.optim.Adam, foreach=False)
+    opt_ours, opt_theirs = make(ours.parameters(), lr=0.01), make(theirs.parameters(), lr=0.01)
+    assert bool(opt_ours.param_groups[0]["fused"]) == fused
     for step in range(4):
         x = torch.randn(16, 4) * (1 + 50 * (step % 2))  # every other step's gradient gets clipped
         adam_step(opt_ours, torch.autograd.grad(ours(x).pow(2).sum(), list(ours.parameters())), max_grad_norm=1.0)
@@ -144,7 +165,7 @@ def autograd_sac_update(agent, batch) -> None:
     with torch.no_grad():
         next_action, next_logp = agent.actor(next_obs)
         next_q = agent.critic_target(next_obs, next_action).min(-1).values - alpha * next_logp
-        target = reward + discount * torch.from_numpy(~batch["terminated"]) * next_q
+        target = reward + discount * next_q
 
     def step(optimizer, loss) -> None:
         optimizer.zero_grad()
@@ -231,7 +252,7 @@ def test_n_step_returns_by_hand():
     idx = np.array([0, 1, 4, 6, 7])  # env 0 @t0, env 1 @t0, env 0 @t2, env 0 @t3 (newest), env 1 @t3
     batch = sample_transitions(buf, 5, Fixed(idx), n_envs=2, gamma=0.5, n_step=3)
     np.testing.assert_allclose(batch["reward"], [1 + 0.5 * 2, 1 + 0.5 * 2 + 0.25 * 3, 3 + 0.5 * 4, 4, 4])
-    np.testing.assert_allclose(batch["discount"], [0.25, 0.125, 0.25, 0.5, 0.5])
+    np.testing.assert_allclose(batch["discount"], [0.0, 0.125, 0.25, 0.5, 0.5])  # the first ends terminated
     np.testing.assert_array_equal(batch["terminated"], [True, False, False, False, False])
     np.testing.assert_array_equal(batch["next_obs"][:, 0], [10, 21, 30, 30, 31])
 

@@ -78,7 +78,7 @@ class DQN(Agent):
         cfg, size = self.cfg, self.cfg.batch_size
         obs, next_obs = self.obs_tensor(batch["obs"]), self.obs_tensor(batch["next_obs"])
         action, reward = self.tensor(batch["action"])[:, None], self.tensor(batch["reward"])
-        bootstrap = self.tensor(batch["discount"]) * ~self.tensor(batch["terminated"])
+        discount = self.tensor(batch["discount"])  # 0 where the return ends in a termination
         q_taken, td_error = torch.empty_like(reward), torch.empty_like(reward)
         done = 0
         while done < n_updates:
@@ -86,12 +86,12 @@ class DQN(Agent):
             chunk = min(n_updates - done, cfg.target_update_interval - self.n_updates % cfg.target_update_interval)
             rows = slice(done * size, (done + chunk) * size)
             chunk_next_q = self.q_target(next_obs[rows])
-            chunk_target = None if cfg.double_q else reward[rows] + bootstrap[rows] * chunk_next_q.max(-1).values
+            chunk_target = None if cfg.double_q else reward[rows] + discount[rows] * chunk_next_q.max(-1).values
             for i in range(chunk):
                 rows, in_chunk = slice((done + i) * size, (done + i + 1) * size), slice(i * size, (i + 1) * size)
                 if cfg.double_q:
                     greedy = self.q_values(next_obs[rows]).argmax(-1, keepdim=True)
-                    target = reward[rows] + bootstrap[rows] * chunk_next_q[in_chunk].gather(-1, greedy).squeeze(-1)
+                    target = reward[rows] + discount[rows] * chunk_next_q[in_chunk].gather(-1, greedy).squeeze(-1)
                 else:
                     target = chunk_target[in_chunk]
                 grads, q_taken[rows] = self._huber_grads(obs[rows], action[rows], target)

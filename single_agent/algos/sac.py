@@ -53,19 +53,18 @@ class SAC(Agent):
 
     @torch.no_grad()
     def act(self, obs: Any, explore: bool, rng: np.random.Generator | None = None) -> np.ndarray:
-        return self.actor(self.obs_tensor(obs), deterministic=not explore)[0].cpu().numpy()
+        return self.actor.action(self.obs_tensor(obs), deterministic=not explore).cpu().numpy()
 
     @torch.no_grad()
     def update(self, batch: dict[str, Any]) -> dict[str, torch.Tensor]:
         """One update of critics, actor and alpha, differentiated by hand (see single_agent.mlp_backprop)."""
         cfg = self.cfg
         obs, next_obs = self.obs_tensor(batch["obs"]), self.obs_tensor(batch["next_obs"])
-        alpha, size = self.log_alpha.exp(), len(obs)
+        alpha, size = float(self.log_alpha.exp()), len(obs)  # a Python float: scalar operands cost no extra ops
         next_action, next_logp, _ = squashed_sample(self.actor_bp.forward(next_obs)[0])
         next_q = self.critic_target_bp.forward(self.critic.heads_input(next_obs, next_action))[0]
-        next_q = next_q.squeeze(-1).min(0).values
-        not_term = ~self.tensor(batch["terminated"])
-        target = self.tensor(batch["reward"]) + self.tensor(batch["discount"]) * not_term * (next_q - alpha * next_logp)
+        next_value = next_q.squeeze(-1).min(0).values.sub_(next_logp, alpha=alpha)
+        target = torch.addcmul(self.tensor(batch["reward"]), self.tensor(batch["discount"]), next_value)
 
         # critics: 0.5 * sum over critics of the mean squared TD error
         q, inputs = self.critic_bp.forward(self.critic.heads_input(obs, self.tensor(batch["action"])))
@@ -80,15 +79,17 @@ class SAC(Agent):
         d_q = torch.zeros_like(q).scatter_(0, argmin[None, :, None], -1.0 / size)
         d_action = self.critic_bp.backward(inputs, d_q, params=False, input_grad=True)[1].sum(0)[:, self.obs_dim:]
         # d/du of the loss, with d log pi / du = 2 tanh(u) (the tanh correction; the Gaussian part does not move)
-        d_u = (alpha * 2.0 / size) * action + d_action * (1.0 - action * action)
-        d_log_std = (d_u * noise * std - alpha / size) * in_range  # the clamp passes no gradient outside its range
+        d_u = torch.addcmul(action * (alpha * 2.0 / size), d_action, action.square().neg_().add_(1.0))
+        # the clamp passes no gradient outside its range
+        d_log_std = torch.mul(d_u, noise).mul_(std).sub_(alpha / size).mul_(in_range)
         adam_step(self.actor_optimizer, self.actor_bp.backward(actor_inputs, torch.cat([d_u, d_log_std], -1))[0])
 
-        metrics = {"loss/critic": 0.5 * td_error.pow(2).mean(1).sum(), "loss/actor": (alpha * logp - min_q).mean(),
-                   "train/entropy": -logp.mean()}
+        mean_logp = logp.mean()
+        metrics = {"loss/critic": td_error.square().sum().mul_(0.5 / size),
+                   "loss/actor": mean_logp * alpha - min_q.mean(), "train/entropy": -mean_logp}
         if cfg.auto_alpha:
             # alpha loss -log_alpha * mean(logp + target entropy), with its gradient in closed form
-            entropy_gap = logp.mean() + self.target_entropy
+            entropy_gap = mean_logp + self.target_entropy
             metrics["loss/alpha"] = -self.log_alpha * entropy_gap
             adam_step(self.alpha_optimizer, [-entropy_gap])
         self.n_updates += 1

@@ -83,8 +83,7 @@ class TD3(Agent):
                                                                                  cfg.target_noise_clip)
                 next_action = (next_action + noise).clamp(-1.0, 1.0)
             next_q = self.critic_target(next_obs, next_action).min(-1).values
-            not_term = 1.0 - self.tensor(batch["terminated"]).float()
-            target = self.tensor(batch["reward"]) + self.tensor(batch["discount"]) * not_term * next_q
+            target = self.tensor(batch["reward"]) + self.tensor(batch["discount"]) * next_q
         q = self.critic(obs, action)
         critic_loss = (q - target[:, None]).pow(2).mean(0).sum()
         step_on(self.critic_optimizer, critic_loss, self.critic_params)
