@@ -61,7 +61,10 @@ class SAC(Agent):
         cfg = self.cfg
         obs, next_obs = self.obs_tensor(batch["obs"]), self.obs_tensor(batch["next_obs"])
         alpha, size = float(self.log_alpha.exp()), len(obs)  # a Python float: scalar operands cost no extra ops
-        next_action, next_logp, _ = squashed_sample(self.actor_bp.forward(next_obs)[0])
+        # the actor is not updated before its own loss, so one pass samples the next actions and the new ones
+        out, actor_inputs = self.actor_bp.forward(torch.cat([next_obs, obs]))
+        actions, logps, (noise, std, in_range) = squashed_sample(out)
+        next_action, next_logp, action, logp = actions[:size], logps[:size], actions[size:], logps[size:]
         next_q = self.critic_target_bp.forward(self.critic.heads_input(next_obs, next_action))[0]
         next_value = next_q.squeeze(-1).min(0).values.sub_(next_logp, alpha=alpha)
         target = torch.addcmul(self.tensor(batch["reward"]), self.tensor(batch["discount"]), next_value)
@@ -72,8 +75,6 @@ class SAC(Agent):
         adam_step(self.critic_optimizer, self.critic_bp.backward(inputs, td_error.unsqueeze(-1) / size)[0])
 
         # actor: mean(alpha * log pi(a|s) - min_i Q_i(s, a)), a = tanh(mu + noise * sigma), through the new critics
-        out, actor_inputs = self.actor_bp.forward(obs)
-        action, logp, (noise, std, in_range) = squashed_sample(out)
         q, inputs = self.critic_bp.forward(self.critic.heads_input(obs, action))
         min_q, argmin = q.squeeze(-1).min(0)
         d_q = torch.zeros_like(q).scatter_(0, argmin[None, :, None], -1.0 / size)
@@ -81,7 +82,8 @@ class SAC(Agent):
         # d/du of the loss, with d log pi / du = 2 tanh(u) (the tanh correction; the Gaussian part does not move)
         d_u = torch.addcmul(action * (alpha * 2.0 / size), d_action, action.square().neg_().add_(1.0))
         # the clamp passes no gradient outside its range
-        d_log_std = torch.mul(d_u, noise).mul_(std).sub_(alpha / size).mul_(in_range)
+        d_log_std = torch.mul(d_u, noise[size:]).mul_(std[size:]).sub_(alpha / size).mul_(in_range[size:])
+        actor_inputs = [x[size:] for x in actor_inputs]
         adam_step(self.actor_optimizer, self.actor_bp.backward(actor_inputs, torch.cat([d_u, d_log_std], -1))[0])
 
         mean_logp = logp.mean()
