@@ -54,6 +54,16 @@ class TD3(Agent):
                         "critic_optimizer": self.critic_optimizer}
         self.ou_state: np.ndarray | None = None  # per env and action dim; runs on across episodes
 
+    def state_dict(self) -> dict[str, Any]:
+        state = super().state_dict()
+        if self.ou_state is not None:  # so a resumed run's exploration noise continues where it stopped
+            state["ou_state"] = torch.from_numpy(self.ou_state.copy())
+        return state
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        super().load_state_dict(state)
+        self.ou_state = state["ou_state"].numpy().copy() if "ou_state" in state else None
+
     @torch.no_grad()
     def act(self, obs: Any, explore: bool, rng: np.random.Generator | None = None) -> np.ndarray:
         action = self.actor(self.obs_tensor(obs)).cpu().numpy()
