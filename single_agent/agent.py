@@ -146,9 +146,9 @@ def adam_step(optimizer: torch.optim.Adam, grads: Sequence[torch.Tensor], max_gr
     """One step of `optimizer` (Adam, one parameter group) with explicit `grads`, first clipped to a total norm
     of `max_grad_norm` like `clip_grad_norm_`.
 
-    Runs torch's functional Adam on the optimizer's own state, so checkpoints and `optimizer.step()` see the same
-    state; it skips `.grad` bookkeeping, `zero_grad` and per-step regrouping, which cost more than the maths for
-    small networks.
+    Runs torch's fused Adam kernel (its functional Adam for an unfused optimizer) on the optimizer's own state, so
+    checkpoints and `optimizer.step()` see the same state; it skips `.grad` bookkeeping, `zero_grad` and per-step
+    regrouping, which cost more than the maths for small networks.
     """
     grads = list(grads)
     if max_grad_norm is not None:

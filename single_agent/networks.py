@@ -95,9 +95,7 @@ class SquashedGaussianActor(nn.Module):
     def action(self, obs: torch.Tensor, deterministic: bool = False) -> torch.Tensor:
         """An action alone: sampled, or tanh(mu) when `deterministic` (what acting needs, without log pi)."""
         mu, log_std = self.net(obs).chunk(2, -1)
-        if not deterministic:
-            mu = torch.addcmul(mu, torch.randn_like(mu), log_std.clamp(LOG_STD_MIN, LOG_STD_MAX).exp())
-        return mu.tanh()
+        return (mu if deterministic else gaussian_sample(mu, log_std)[0]).tanh()
 
 
 def squashed_sample(out: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, tuple[torch.Tensor, ...]]:
@@ -108,10 +106,16 @@ def squashed_sample(out: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, tupl
     2 (log 2 - u - softplus(-2u)); written as few whole-batch ops, since each costs more than its arithmetic.
     """
     mu, log_std = out.chunk(2, -1)
-    clamped = log_std.clamp(LOG_STD_MIN, LOG_STD_MAX)
-    noise, std = torch.randn_like(mu), clamped.exp()
-    u = torch.addcmul(mu, noise, std)
+    u, noise, std, clamped = gaussian_sample(mu, log_std)
     per_dim = noise.square().mul_(-0.5).sub_(clamped).add_(u, alpha=2.0)
     per_dim.add_(nn.functional.softplus(u * -2.0), alpha=2.0)
     log_prob = per_dim.sum(-1).sub_(mu.shape[-1] * (0.5 * math.log(2 * math.pi) + 2 * math.log(2)))
     return u.tanh(), log_prob, (noise, std, log_std == clamped)
+
+
+def gaussian_sample(mu: torch.Tensor, log_std: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    """u = mu + noise * sigma with sigma = exp(log sigma clamped to [LOG_STD_MIN, LOG_STD_MAX]); returns u,
+    noise, sigma and the clamped log sigma."""
+    clamped = log_std.clamp(LOG_STD_MIN, LOG_STD_MAX)
+    noise, std = torch.randn_like(mu), clamped.exp()
+    return torch.addcmul(mu, noise, std), noise, std, clamped

@@ -311,6 +311,7 @@ def test_ou_exploration_noise_is_correlated_and_gaussian_is_not():
         noise = np.stack([agent.act(obs, explore=True, rng=rng) - greedy for _ in range(400)])[:, :, 0]
         lag1[noise_type] = np.corrcoef(noise[:-1].ravel(), noise[1:].ravel())[0, 1]
     assert abs(lag1["gaussian"]) < 0.2 and lag1["ou"] > 0.9, lag1
+    assert agent.ou_state is not None  # the last agent above runs OU noise
     resumed = spec.agent_class(env.observation_space, env.action_space, cfg)
     resumed.load_state_dict(agent.state_dict())  # the OU process continues from its checkpointed state
     np.testing.assert_array_equal(resumed.act(obs, True, np.random.default_rng(1)),
