@@ -1,4 +1,5 @@
-"""Built-in callbacks: progress bar, TensorBoard/CSV logging, periodic evaluation, checkpoints, early stop."""
+"""Built-in callbacks: progress bar, TensorBoard/CSV logging, early stop. (The training loop itself evaluates
+and checkpoints every train.eval_interval / train.checkpoint_interval env steps.)"""
 from __future__ import annotations
 
 import math
@@ -99,47 +100,6 @@ class MetricsLogger(Callback):
         self.logger.flush()
 
 
-class _Periodic(Callback):
-    """Base for callbacks that act once each time env steps pass a multiple of `interval` (0 = never)."""
-
-    def __init__(self, interval: int) -> None:
-        self.interval = interval
-        self._period = 0
-
-    def on_train_start(self, trainer: Trainer) -> None:
-        self._period = trainer.env_steps // self.interval if self.interval > 0 else 0
-
-    def _due(self, env_steps: int) -> bool:
-        if self.interval <= 0 or env_steps // self.interval <= self._period:
-            return False
-        self._period = env_steps // self.interval
-        return True
-
-
-class PeriodicEvaluation(_Periodic):
-    """Runs `trainer.evaluate()` every `interval` env steps and reports it through `on_eval_end`."""
-
-    order = 20
-
-    def __init__(self, interval: int, dispatch: Callback) -> None:
-        super().__init__(interval)
-        self.dispatch = dispatch
-
-    def on_update_end(self, trainer: Trainer, metrics: Mapping[str, float]) -> None:
-        if self._due(trainer.env_steps):
-            self.dispatch.on_eval_end(trainer, trainer.evaluate())
-
-
-class PeriodicCheckpoint(_Periodic):
-    """Saves a checkpoint every `interval` env steps (the trainer saves one at the end of training)."""
-
-    order = 80
-
-    def on_update_end(self, trainer: Trainer, metrics: Mapping[str, float]) -> None:
-        if self._due(trainer.env_steps):
-            trainer.save_checkpoint()
-
-
 class StopOnTarget(Callback):
     """Stops training once an evaluation reaches a target mean return and/or win rate."""
 
@@ -158,4 +118,4 @@ class StopOnTarget(Callback):
             trainer.request_stop(f"eval win rate {win:.3f} reached target {self.target_win_rate}")
 
 
-__all__ = ["ProgressBar", "MetricsLogger", "PeriodicEvaluation", "PeriodicCheckpoint", "StopOnTarget"]
+__all__ = ["ProgressBar", "MetricsLogger", "StopOnTarget"]

@@ -1,7 +1,8 @@
-"""What the training command lines share: flags, config resolution, the run, the summary and exit codes.
+"""What the training command lines share: flags, config resolution, the run, the summary and exit statuses.
 
-Bad input (UserError) prints one `error: ...` line and exits with status 2; a crashed env worker exits 1;
-Ctrl-C saves a checkpoint and exits 130.
+Exit statuses: 0 done; 2 bad input found before the first training step (one `error: ...` line); 1 a run
+that failed after it started (one `error: ...` line naming the last good checkpoint); 130 / 143 SIGINT /
+SIGTERM (the run stops at the next consistent point with a checkpoint there).
 """
 from __future__ import annotations
 
@@ -12,14 +13,19 @@ import sys
 from pathlib import Path
 from typing import Any, Callable
 
-from core.callbacks import load_callback
-from core.errors import EnvWorkerError, UserError
+from core import signals
+from core.callbacks import cwd_on_path, load_callback
+from core.errors import EXIT_BAD_INPUT, EXIT_RUN_FAILED, Interrupted, RunError, UserError
+from core.resume import resume_config
 from core.run_config import make_run_dir, resolve_config
+from core.trainer import checkpoint_metadata, run_dir_of
 
 OVERRIDES_HELP = """\
 overrides: key=value pairs after the flags set any config value, e.g. algo.lr=3e-4 train.eval_interval=5000
 env.KEY=VALUE (a bare key goes to the algo section, or to train if only it has the key).
 """
+
+AlgoLookup = Callable[[str], tuple[type, dict[str, Any]]]  # algo name -> (config class, variant defaults)
 
 
 class Parser(argparse.ArgumentParser):
@@ -33,8 +39,8 @@ def build_parser(prog: str, description: str, algos: str, env_help: str, epilog:
     """The flags every training command takes; callers may add their own."""
     p = Parser(prog=prog, description=description, epilog=OVERRIDES_HELP + epilog,
                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--algo", required=True, help=f"algorithm: {algos}")
-    p.add_argument("--env", required=True, help=env_help)
+    p.add_argument("--algo", help=f"algorithm: {algos} (required unless --resume)")
+    p.add_argument("--env", help=f"{env_help} (required unless --resume)")
     p.add_argument("--steps", type=int, help="env-step budget (one step of one env)")
     p.add_argument("--n-envs", type=int, help="parallel env copies")
     p.add_argument("--vec", choices=["sync", "subproc"], help="vector env kind: sync (in process) or subproc (workers)")
@@ -45,32 +51,78 @@ def build_parser(prog: str, description: str, algos: str, env_help: str, epilog:
     p.add_argument("--callback", action="append", default=[], metavar="SPEC",
                    help="callback plugin package.module:ClassName (repeatable)")
     p.add_argument("--summary-json", help="write a JSON summary of the run here")
-    p.add_argument("--resume", help="checkpoint directory, or a run directory to resume from its latest checkpoint")
+    p.add_argument("--resume", help="continue a run: its directory (newest checkpoint) or a checkpoint directory; "
+                                    "the run goes on in its own directory")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("overrides", nargs="*", metavar="key=value")
     return p
 
 
-def train_from_args(args: argparse.Namespace, config_class: type, defaults: dict[str, Any], trainer_class: type,
-                    cli_train: dict[str, Any] | None = None, report_wins: bool = True) -> dict[str, Any]:
-    """Resolve the run config from the parsed flags, train, write the summary JSON and print the summary."""
+def train_from_args(args: argparse.Namespace, lookup: AlgoLookup, check_env: Callable[[str], Any],
+                    trainer_class: type, cli_train: dict[str, Any] | None = None,
+                    report_wins: bool = True) -> dict[str, Any]:
+    """Resolve the run config from the parsed flags (or the checkpoint being resumed), train, write the
+    summary JSON and print the summary. Raises Interrupted after a signal, once the checkpoint is written."""
     cli_train = {"steps": args.steps, "n_envs": args.n_envs, "vec": args.vec, "seed": args.seed, "device": args.device,
                  "progress": False if args.no_progress else None, **(cli_train or {})}
-    train, algo_cfg, env_kwargs = resolve_config(args.algo, args.env, config_class, defaults,
-                                                 args.config, cli_train, args.overrides)
+    if args.resume:
+        checkpoint, meta = checkpoint_metadata(Path(args.resume))
+        algo, env = _same(args.algo, meta.get("algo"), "--algo"), _same(args.env, meta.get("env"), "--env")
+        config_class, defaults = lookup(algo)
+        train, algo_cfg, env_kwargs = resume_config(meta, config_class, defaults, args.config, cli_train,
+                                                    args.overrides, str(checkpoint))
+    else:
+        if not args.algo or not args.env:
+            raise UserError("the following arguments are required: " + ", ".join(
+                flag for flag, value in (("--algo", args.algo), ("--env", args.env)) if not value))
+        algo, env = args.algo, args.env
+        config_class, defaults = lookup(algo)
+        check_env(env)
+        train, algo_cfg, env_kwargs = resolve_config(algo, env, config_class, defaults, args.config, cli_train,
+                                                     args.overrides)
     callbacks = [load_callback(spec) for spec in args.callback]
-    if args.summary_json:
-        Path(args.summary_json).parent.mkdir(parents=True, exist_ok=True)
-    run_dir = make_run_dir(args.logdir, args.env, args.algo, train.seed)
-    trainer = trainer_class(args.algo, args.env, train, algo_cfg, env_kwargs, run_dir, callbacks, resume=args.resume)
+    summary_path = _writable(args.summary_json) if args.summary_json else None
+    run_dir = run_dir_of(checkpoint) if args.resume else make_run_dir(args.logdir, env, algo, train.seed)
+    try:
+        trainer = trainer_class(algo, env, train, algo_cfg, env_kwargs, run_dir, callbacks, resume=args.resume)
+    except RunError as exc:  # a failure before the first training step (an env that fails at reset): bad input
+        raise UserError(str(exc)) from None
+    except Interrupted as exc:
+        raise Interrupted(exc.signum, "before training started; nothing was saved") from None
     try:
         summary = trainer.train()
     finally:
         trainer.close()
-    if args.summary_json:
-        Path(args.summary_json).write_text(json.dumps(summary, indent=2) + "\n")
-    print_summary(summary, args.algo, args.env, report_wins)
+    if summary_path is not None:
+        summary_path.write_text(json.dumps(summary, indent=2) + "\n")
+    print_summary(summary, algo, env, report_wins)
+    if summary["signal"] is not None:
+        where = (f"checkpoint: {summary['checkpoint']} (continue with --resume {run_dir})"
+                 if summary["checkpoint"] else "nothing was trained, so nothing was saved")
+        raise Interrupted(summary["signal"], f"at {summary['env_steps']:,} env steps; {where}")
     return summary
+
+
+def _same(given: str | None, saved: Any, flag: str) -> str:
+    if not isinstance(saved, str):
+        raise UserError(f"the checkpoint does not name its {flag[2:]}; it cannot be resumed")
+    if given is not None and given != saved:
+        raise UserError(f"cannot resume with {flag} {given}: the checkpoint is for {saved}")
+    return saved
+
+
+def _writable(path: str) -> Path:
+    """Check before training that an output file can be written (its directory is created)."""
+    target = Path(path)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if target.is_dir():
+            raise UserError(f"--summary-json {path} is a directory")
+        with target.open("a"):
+            pass
+    except OSError as exc:
+        raise UserError(f"cannot write --summary-json {path}: {exc.strerror or exc}") from None
+    return target
 
 
 def print_summary(summary: dict[str, Any], algo: str, env: str, report_wins: bool = True) -> None:
@@ -91,16 +143,20 @@ def print_summary(summary: dict[str, Any], algo: str, env: str, report_wins: boo
 
 
 def run_main(run: Callable[[list[str] | None], Any], argv: list[str] | None = None) -> int:
-    """Call `run(argv)` and turn errors into exit codes: 2 for bad input, 1 for a crashed env, 130 for Ctrl-C."""
+    """Call `run(argv)` with signals handled and turn failures into one line and an exit status."""
     try:
-        run(argv)
+        with signals.handled(), cwd_on_path():  # a user's env/callback modules in the current directory import
+            run(argv)
     except UserError as exc:
         print(f"error: {exc}", file=sys.stderr)
-        return 2
-    except EnvWorkerError as exc:
+        return EXIT_BAD_INPUT
+    except RunError as exc:
         print(f"error: {exc}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        print("interrupted: checkpoint saved in the run directory", file=sys.stderr)
+        return EXIT_RUN_FAILED
+    except Interrupted as exc:
+        print(exc, file=sys.stderr)
+        return exc.exit_status
+    except KeyboardInterrupt:  # signals not handled here (not the main thread)
+        print("interrupted", file=sys.stderr)
         return 130
     return 0

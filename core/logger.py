@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import csv
-import math
 import time
 from pathlib import Path
 from typing import Any, Mapping
@@ -30,14 +29,12 @@ class RunLogger:
         self._start = time.perf_counter()
 
     def log_scalars(self, metrics: Mapping[str, float], step: int) -> None:
-        """Log every finite scalar in `metrics` at `step` (env steps)."""
+        """Log every scalar in `metrics` at `step` (env steps); NaN and inf too, so a curve never just stops."""
         wall = time.perf_counter() - self._start
         for tag, value in metrics.items():
             if value is None:
                 continue
             value = float(value)
-            if not math.isfinite(value):
-                continue
             self.writer.add_scalar(tag, value, step)
             self._csv.writerow([step, f"{wall:.3f}", tag, value])
         self._csv_file.flush()

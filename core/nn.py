@@ -32,3 +32,11 @@ class MultiLinear(nn.Module):
         per_head = x.reshape(-1, self.n_heads, x.shape[-1]).transpose(0, 1)  # [H, N, in]
         out = torch.baddbmm(self.bias[:, None, :], per_head, self.weight)  # one batched GEMM over heads
         return out.transpose(0, 1).reshape(*lead, self.n_heads, -1)
+
+
+def set_lr(optimizer: torch.optim.Optimizer, *lrs: float) -> None:
+    """Set the learning rate of each parameter group (one value for all, or one per group): after loading an
+    optimizer's state, the run's config, not the checkpoint, decides the learning rate."""
+    groups = optimizer.param_groups
+    for group, lr in zip(groups, lrs * len(groups) if len(lrs) == 1 else lrs, strict=True):
+        group["lr"] = lr

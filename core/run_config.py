@@ -12,51 +12,60 @@ import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Annotated, Any, Literal, Mapping
 
-from core.config import from_dict, load_yaml, merge, parse_overrides, require_at_least_one
+from core.config import (
+    Bounds,
+    NonNegativeInt,
+    PositiveFloat,
+    PositiveInt,
+    Probability,
+    check_keys,
+    from_dict,
+    load_yaml,
+    merge,
+    parse_overrides,
+)
 from core.errors import ConfigError, UserError
-from core.precision import MATMUL_PRECISIONS
 from core.paths import CONFIG_DIR
 
 SECTIONS = ("train", "algo", "env")
+MAX_ENVS = 1 << 16  # env copies in one vector env
+MAX_WORKERS = 256  # env worker processes (--vec subproc)
 
 
 @dataclass
 class TrainConfig:
     """Settings of a training run (budgets in env steps: one step of one env)."""
 
-    steps: int = 200_000
-    n_envs: int = 8
-    vec: str = "sync"
-    seed: int = 0
+    steps: PositiveInt = 200_000
+    n_envs: Annotated[int, Bounds(ge=1, le=MAX_ENVS)] = 8
+    vec: Literal["sync", "subproc"] = "sync"
+    seed: Annotated[int, Bounds(ge=0, lt=2**32)] = 0
     device: str = "cpu"
-    torch_threads: int = 1
-    matmul_precision: str = "ieee"  # float32 matmuls on CPU: ieee (exact), bf16 (AMX/AVX512-BF16) or tf32
-    eval_interval: int = 25_000
-    eval_episodes: int = 32
-    eval_envs: int = 8
-    checkpoint_interval: int = 0
+    torch_threads: Annotated[int, Bounds(ge=1, le=1024)] = 1
+    matmul_precision: Literal["ieee", "bf16", "tf32"] = "ieee"  # float32 CPU matmuls: see core.precision
+    eval_interval: NonNegativeInt = 25_000  # 0: evaluate only at the end
+    eval_episodes: PositiveInt = 32
+    eval_envs: Annotated[int, Bounds(ge=1, le=MAX_ENVS)] = 8
+    checkpoint_interval: NonNegativeInt = 100_000  # env steps between periodic checkpoints (0: only at the end)
+    keep_checkpoints: NonNegativeInt = 3  # periodic checkpoints kept (the newest, the best evaluation's); 0: all
+    worker_timeout_s: PositiveFloat = 60.0  # an env worker that does not answer this long stops the run
     target_return: float | None = None
-    target_win_rate: float | None = None
+    target_win_rate: Probability | None = None
     progress: bool = True
 
     def __post_init__(self) -> None:
-        require_at_least_one(self, "steps", "n_envs", "eval_episodes", "eval_envs", "torch_threads")
-        for key in ("eval_interval", "checkpoint_interval"):
-            if getattr(self, key) < 0:
-                raise ValueError(f"{key} must be 0 (off) or positive, got {getattr(self, key)}")
-        if self.matmul_precision not in MATMUL_PRECISIONS:
-            raise ValueError(f"matmul_precision must be one of {', '.join(MATMUL_PRECISIONS)}, "
-                             f"got {self.matmul_precision!r}")
-        if self.vec not in ("sync", "subproc"):
-            raise ValueError(f"vec must be sync or subproc, got {self.vec!r}")
+        if self.vec == "subproc" and self.n_envs > MAX_WORKERS:
+            raise ValueError(f"vec=subproc starts one process per env and allows at most {MAX_WORKERS}, got "
+                             f"n_envs={self.n_envs}; use vec=sync")
         if not re.fullmatch(r"cpu|cuda(:\d+)?|mps", self.device):
             raise ValueError(f"device must be cpu, cuda, cuda:N or mps, got {self.device!r}")
 
 
 def _layer(path: Path, where: str) -> dict[str, Any]:
     data = load_yaml(path)
+    check_keys(data, where)
     unknown = sorted(set(data) - set(SECTIONS))
     if unknown:
         raise ConfigError(f"{where}: unknown section{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}; "
@@ -77,7 +86,11 @@ def resolve_config(
     overrides: list[str] | None = None,
     config_dir: Path = CONFIG_DIR,
 ) -> tuple[TrainConfig, Any, dict[str, Any]]:
-    """Merge every layer and validate it into (TrainConfig, algo config, env kwargs)."""
+    """Merge every layer and validate it into (TrainConfig, algo config, env kwargs).
+
+    `algo_defaults` are the values that define the variant `algo` names (the registry's `defaults`: `--algo vdn`
+    is QMIXConfig with mixer=vdn); a layer that changes one is refused rather than running another algorithm.
+    """
     merged: dict[str, Any] = {"train": {}, "algo": dict(algo_defaults or {}), "env": {}}
     safe_env = env.replace(":", "_").replace(".", "_")
     for path in (config_dir / "algos" / f"{algo}.yaml", config_dir / "envs" / f"{safe_env}.yaml",
@@ -90,6 +103,11 @@ def resolve_config(
     merged = merge(merged, _route_overrides(parse_overrides(overrides or []), algo_config_cls))
     train = from_dict(TrainConfig, merged["train"], "train")
     algo_cfg = from_dict(algo_config_cls, merged["algo"], "algo")
+    for key, fixed in (algo_defaults or {}).items():
+        if getattr(algo_cfg, key) != fixed:
+            raise ConfigError(f"--algo {algo} fixes algo.{key} to {fixed!r}, got {getattr(algo_cfg, key)!r}; "
+                              f"choose another variant with --algo instead")
+    check_keys(merged["env"], "env")
     return train, algo_cfg, dict(merged["env"])
 
 
@@ -99,7 +117,9 @@ def _route_overrides(overrides: dict[str, Any], algo_config_cls: type) -> dict[s
     train_keys = {f.name for f in dataclasses.fields(TrainConfig)}
     routed: dict[str, Any] = {}
     for key, value in overrides.items():
-        if key in SECTIONS and isinstance(value, dict):
+        if key in SECTIONS:
+            if not isinstance(value, dict):
+                raise ConfigError(f"override {key}={value!r} names a whole section; use {key}.KEY=VALUE")
             routed = merge(routed, {key: value})
         elif key in algo_keys:
             routed = merge(routed, {"algo": {key: value}})

@@ -1,29 +1,63 @@
-"""The training loop both sides share: callbacks, logging, periodic evaluation, checkpoints and resume.
+"""The training loop both sides share: run state, callbacks, evaluation, checkpoints, resume, signals, failures.
 
-A subclass builds the side-specific pieces in `_build` (vector envs, agent) and `_make_runner`, and says how
-to evaluate. A runner offers `steps_per_iteration`, `iteration(on_step) -> metrics` (calling
-`on_step(n_env_steps, finished_episodes | None)` after each vector step) and, off-policy, a `buffer` that is
-saved with checkpoints.
+A subclass builds the side-specific pieces in `_build` (vector envs, agent), `_make_runner` and `_evaluate`.
+The loop owns time: a runner's `iteration(on_step)` reports each vector step through `on_step`, and the loop
+advances the one clock (core.run_state). Checkpoints are taken only at iteration boundaries, hold the whole
+run (agent, runner with its envs, in-progress episodes and buffer, clock and random streams) and never a
+non-finite value, so a resumed run continues bit for bit.
 """
 from __future__ import annotations
 
+import contextlib
+import math
 import time
+import traceback
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping, Protocol
 
+import numpy as np
 import torch
 
-from core.builtin_callbacks import MetricsLogger, PeriodicCheckpoint, PeriodicEvaluation, ProgressBar, StopOnTarget
-from core.callbacks import Callback, CallbackList, EpisodeStats
-from core.checkpoint import load_checkpoint, save_checkpoint
+from core import signals
+from core.builtin_callbacks import MetricsLogger, ProgressBar, StopOnTarget
+from core.callbacks import Callback, CallbackList, EpisodeStats, OnStep
+from core.checkpoint import (
+    PREFIX,
+    checkpoint_dirs,
+    load_checkpoint,
+    prune,
+    read_metadata,
+    remove_stale,
+    save_checkpoint,
+)
 from core.config import save_yaml, to_dict
-from core.errors import UserError
+from core.errors import Interrupted, NonFiniteError, RunError, UserError, describe_exception
 from core.logger import RunLogger
 from core.precision import training_float_modes
 from core.run_config import TrainConfig
-from core.seeding import restore_rng_state, rng_state, seed_everything
+from core.run_state import RunState
 
 EVAL_SEED_OFFSET = 1_000_003
+
+
+class Stateful(Protocol):
+    def state_dict(self) -> dict[str, Any]: ...
+
+    def load_state_dict(self, state: dict[str, Any]) -> None: ...
+
+
+class Runner(Stateful, Protocol):
+    """Collects experience and trains the agent, one iteration at a time; its state includes its envs'."""
+
+    @property
+    def steps_per_iteration(self) -> int: ...
+
+    def iteration(self, on_step: OnStep) -> dict[str, float]: ...
+
+    @property
+    def exact_resume(self) -> bool:
+        """Whether its state (its envs' included) is saved whole, so that a resume continues bit for bit."""
+        ...
 
 
 class Trainer:
@@ -34,47 +68,45 @@ class Trainer:
         self.algo_name, self.env_name = algo, env
         self.train_cfg, self.algo_cfg, self.env_kwargs = train, algo_cfg, env_kwargs
         self.run_dir = Path(run_dir)
-        self.total_steps = train.steps
-        self.env_steps = 0
-        self.updates = 0
+        self.run = RunState(train.seed, total_steps=train.steps)
         self.stop_reason: str | None = None
         self.last_eval: dict[str, float] = {}
-        self._last_eval_step = -1
-        self._last_checkpoint: tuple[int, Path] | None = None
+        self.last_checkpoint: Path | None = None
+        self.resumed_from: Path | None = None
         self.wall_s = 0.0
+        self._eval_step = -1  # env steps at the last evaluation
+        self._threads = torch.get_num_threads()
         torch.set_num_threads(train.torch_threads)
-        self.np_rng = seed_everything(train.seed)
+        self.run.seed_globals()
         try:
             self._build(device(train.device))
-            arrays = self._restore(resume) if resume is not None else {}
-            self.runner = self._make_runner(seed=train.seed + self.env_steps)
-            if arrays and getattr(self.runner, "buffer", None) is not None:
-                self.runner.buffer.load_state(arrays)  # off-policy: the replay buffer resumes intact
-                if hasattr(self.runner, "after_buffer_restore"):
-                    self.runner.after_buffer_restore()
+            self.runner: Runner = self._make_runner()
+            if resume is not None:
+                self._restore(Path(resume))
             per_iteration = self.runner.steps_per_iteration  # the budget is rounded up to whole iterations
-            self.total_steps = -(-train.steps // per_iteration) * per_iteration
+            self.clock.total_steps = -(-train.steps // per_iteration) * per_iteration
+            remove_stale(self.run_dir)
+            self.logger = RunLogger(self.run_dir)
+            save_yaml({"algo_name": algo, "env_name": env, "train": to_dict(train), "algo": to_dict(algo_cfg),
+                       "env": env_kwargs}, self.run_dir / "config.yaml")
         except BaseException:
             self.close()
             raise
-        self.logger = RunLogger(self.run_dir)
-        save_yaml({"algo_name": algo, "env_name": env, "train": to_dict(train), "algo": to_dict(algo_cfg),
-                   "env": env_kwargs}, self.run_dir / "config.yaml")
         self.logger.log_hparams({"algo": algo, "env": env, **{f"algo.{k}": v for k, v in to_dict(algo_cfg).items()},
                                  "train.n_envs": train.n_envs, "train.seed": train.seed},
                                 {"eval/return_mean": 0.0})
-        self.callbacks = CallbackList([MetricsLogger(self.logger), StopOnTarget(train.target_return, train.target_win_rate),
-                                       PeriodicCheckpoint(train.checkpoint_interval), *callbacks])
-        self.callbacks.append(PeriodicEvaluation(train.eval_interval, self.callbacks))
+        builtins: list[Callback] = [MetricsLogger(self.logger), StopOnTarget(train.target_return,
+                                                                             train.target_win_rate)]
         if train.progress:
-            self.callbacks.append(ProgressBar())
+            builtins.append(ProgressBar())
+        self.callbacks = CallbackList([*builtins, *callbacks])
 
     # -- what a subclass provides --------------------------------------------------------------------------
     def _build(self, device: torch.device) -> None:
         """Create `self.env`, `self.eval_env` and `self.agent` (raise UserError for a bad combination)."""
         raise NotImplementedError
 
-    def _make_runner(self, seed: int) -> Any:
+    def _make_runner(self) -> Runner:
         raise NotImplementedError
 
     def _evaluate(self, seed: int) -> dict[str, float]:
@@ -82,53 +114,82 @@ class Trainer:
         raise NotImplementedError
 
     # -- the Trainer protocol used by callbacks ------------------------------------------------------------
+    @property
+    def clock(self):
+        return self.run.clock
+
+    @property
+    def env_steps(self) -> int:
+        return self.run.clock.env_steps
+
+    @property
+    def total_steps(self) -> int:
+        return self.run.clock.total_steps
+
+    @property
+    def updates(self) -> int:
+        return self.run.clock.iterations
+
     def request_stop(self, reason: str) -> None:
         self.stop_reason = self.stop_reason or reason
 
     def evaluate(self) -> dict[str, float]:
         self.last_eval = self._evaluate(self.train_cfg.seed + EVAL_SEED_OFFSET)
-        self._last_eval_step = self.env_steps
+        self._eval_step = self.env_steps
         return self.last_eval
 
     def save_checkpoint(self) -> Path:
-        if self._last_checkpoint and self._last_checkpoint[0] == self.env_steps:
-            return self._last_checkpoint[1]
-        tensors = {"agent": self.agent.state_dict(), "torch_rng": torch.get_rng_state()}
-        meta = {"algo": self.algo_name, "env": self.env_name, "env_steps": self.env_steps, "updates": self.updates,
-                "config": {"train": to_dict(self.train_cfg), "algo": to_dict(self.algo_cfg), "env": self.env_kwargs},
-                "rng": rng_state(self.np_rng)}
-        buffer = getattr(self.runner, "buffer", None)
-        path = save_checkpoint(self.run_dir / "checkpoints" / f"step-{self.env_steps:09d}", tensors, meta,
-                               buffer.state() if buffer is not None else None)
-        self._last_checkpoint = (self.env_steps, path)
+        """Write the whole run at this (iteration-boundary) point; refuses state holding NaN or inf."""
+        path = self.run_dir / "checkpoints" / f"{PREFIX}{self.env_steps:09d}"
+        if self.last_checkpoint == path:
+            return path
+        state = {"run": self.run.state_dict(), "agent": self.agent.state_dict(), "runner": self.runner.state_dict()}
+        bad = nonfinite_leaf(state)
+        if bad is not None:
+            raise NonFiniteError(f"non-finite value in {bad} at env step {self.env_steps:,}; not checkpointed")
+        evaluated = self._eval_step == self.env_steps
+        meta = {"algo": self.algo_name, "env": self.env_name, "clock": to_dict(self.clock),
+                "exact_resume": self.runner.exact_resume, "eval": self.last_eval if evaluated else {},
+                "score": self.last_eval.get("eval/win_rate", self.last_eval.get("eval/return_mean"))
+                if evaluated else None,
+                "config": {"train": to_dict(self.train_cfg), "algo": to_dict(self.algo_cfg), "env": self.env_kwargs}}
+        save_checkpoint(path, state, meta)
+        self.last_checkpoint = path
+        prune(self.run_dir, self.train_cfg.keep_checkpoints)
         self.callbacks.on_checkpoint(self, path)
         return path
 
     # -- running ----------------------------------------------------------------------------------------
     def train(self) -> dict[str, Any]:
-        """Train until the step budget or a stop request; always finish with an evaluation and a checkpoint.
+        """Train until the budget, a stop request or a signal; then evaluate (unless interrupted) and checkpoint.
 
-        Ctrl-C stops cleanly: a checkpoint is written and logs are flushed before KeyboardInterrupt propagates.
+        SIGINT/SIGTERM stop at the next iteration boundary with a checkpoint there (the summary's `signal`).
+        A failure raises UserError before the first training step and RunError after it, naming the last
+        good checkpoint; the full traceback of an unexpected error goes to error.log in the run directory.
         """
-        start = time.perf_counter()
-        start_steps = self.env_steps
-        self.callbacks.on_train_start(self)
-        try:
-            with training_float_modes(self.train_cfg.matmul_precision):
-                while self.env_steps < self.total_steps and self.stop_reason is None:
-                    metrics = self.runner.iteration(self._on_step)
-                    self.updates += 1
-                    self.callbacks.on_update_end(self, metrics)
-        except KeyboardInterrupt:
-            self.stop_reason = "interrupted"
-            self.save_checkpoint()
-            self.callbacks.on_train_end(self)
-            raise
-        self.wall_s = time.perf_counter() - start
-        if self._last_eval_step != self.env_steps:
-            self.callbacks.on_eval_end(self, self.evaluate())
-        self.save_checkpoint()
-        self.callbacks.on_train_end(self)
+        start, start_steps = time.perf_counter(), self.env_steps
+        self._eval_step = -1
+        signals.clear()
+        with signals.handled(), signals.deferred():
+            try:
+                self.callbacks.on_train_start(self)
+                with training_float_modes(self.train_cfg.matmul_precision):
+                    self._loop()
+                    self.wall_s = time.perf_counter() - start
+                    if signals.pending() is None and self._eval_step != self.env_steps:
+                        self.callbacks.on_eval_end(self, self.evaluate())
+                    if self.env_steps > start_steps:
+                        self.save_checkpoint()
+                signum = signals.pending()
+                if signum is not None:
+                    self.stop_reason = f"interrupted by {signals.name(signum)}"
+                self._close_callbacks()
+            except BaseException as exc:
+                self.stop_reason = self.stop_reason or "failed"
+                failure = self._failure(exc, started=self.env_steps > start_steps)
+                with contextlib.suppress(Exception):  # closing must not hide the failure
+                    self._close_callbacks()
+                raise failure from None
         steps = self.env_steps - start_steps
         return {
             "env_steps": self.env_steps,
@@ -137,47 +198,142 @@ class Trainer:
             "eval_return_mean": self.last_eval.get("eval/return_mean"),
             "eval_win_rate": self.last_eval.get("eval/win_rate"),
             "run_dir": str(self.run_dir),
+            "checkpoint": None if self.last_checkpoint is None else str(self.last_checkpoint),
             "stop_reason": self.stop_reason,
+            "signal": signum,
         }
 
+    def _loop(self) -> None:
+        train, clock = self.train_cfg, self.clock
+        while clock.env_steps < clock.total_steps and self.stop_reason is None and signals.pending() is None:
+            metrics = self.runner.iteration(self._on_step)
+            clock.iterations += 1
+            if not self.run_dir.is_dir():  # deleted under us: logs and checkpoints would go nowhere
+                raise RunError(f"the run directory {self.run_dir} was removed at env step {self.env_steps:,}")
+            self._check_finite(metrics)
+            self.callbacks.on_update_end(self, metrics)
+            if _crossed(clock.env_steps, self.runner.steps_per_iteration, train.eval_interval):
+                self.callbacks.on_eval_end(self, self.evaluate())
+            if _crossed(clock.env_steps, self.runner.steps_per_iteration, train.checkpoint_interval):
+                self.save_checkpoint()
+
     def _on_step(self, n_env_steps: int, finished: EpisodeStats | None) -> None:
-        self.env_steps += n_env_steps
+        self.clock.advance(n_env_steps, len(finished) if finished is not None else 0)
         self.callbacks.on_step(self, n_env_steps)
         if finished is not None and len(finished):
             self.callbacks.on_episode_end(self, finished)
 
-    def _restore(self, path: str | Path) -> dict:
-        """Load agent, counters and RNG states; returns the checkpoint's arrays (replay buffer, if any)."""
-        path = latest_checkpoint(Path(path))
-        tensors, meta, arrays = load_checkpoint(path)
+    def _check_finite(self, metrics: Mapping[str, float]) -> None:
+        for key, value in metrics.items():
+            if not math.isfinite(value):
+                raise NonFiniteError(f"{key} is {value} at env step {self.env_steps:,}")
+        bad = nonfinite_leaf(self.agent.state_dict())
+        if bad is not None:
+            raise NonFiniteError(f"non-finite value in {bad} after the update at env step {self.env_steps:,}")
+
+    def _failure(self, exc: BaseException, started: bool) -> BaseException:
+        """The one-line error a failure becomes (see `train`)."""
+        if isinstance(exc, Interrupted):
+            return Interrupted(exc.signum, f"{exc.detail}; {self._checkpoint_note()}")
+        if isinstance(exc, (UserError, RunError)):
+            message = str(exc)
+        else:
+            message = f"{describe_exception(exc)} at env step {self.env_steps:,}"
+            try:
+                (self.run_dir / "error.log").write_text("".join(traceback.format_exception(exc)))
+                message += f" (traceback in {self.run_dir / 'error.log'})"
+            except OSError:
+                pass
+        if not started:  # found before the first training step: bad input (exit status 2)
+            return UserError(message)
+        return RunError(f"{message}; {self._checkpoint_note()}")
+
+    def _checkpoint_note(self) -> str:
+        if self.last_checkpoint is not None:
+            return f"last good checkpoint: {self.last_checkpoint}"
+        if self.resumed_from is not None:
+            return f"the checkpoint resumed from is intact: {self.resumed_from}"
+        return "no checkpoint was written"
+
+    def _close_callbacks(self) -> None:
+        try:
+            self.callbacks.on_train_end(self)
+        finally:
+            self.logger.flush()
+
+    def _restore(self, path: Path) -> None:
+        """Load the whole run from a checkpoint (a run directory's newest, or a named checkpoint directory)."""
+        path = latest_checkpoint(path)
+        state, meta = load_checkpoint(path)
         if meta.get("algo") != self.algo_name:
             raise UserError(f"checkpoint {path} is for algorithm {meta.get('algo')!r}, not {self.algo_name!r}")
         try:
-            self.agent.load_state_dict(tensors["agent"])
-        except (RuntimeError, KeyError, ValueError) as exc:
-            raise UserError(f"checkpoint {path} does not match this env/config: {str(exc).splitlines()[0]}") from None
-        self.env_steps, self.updates = int(meta["env_steps"]), int(meta["updates"])
-        restore_rng_state(meta["rng"], self.np_rng, tensors.get("torch_rng"))
-        return arrays
+            self.run.load_state_dict(state["run"])
+            self.agent.load_state_dict(state["agent"])
+            self.runner.load_state_dict(state["runner"])
+        except (RuntimeError, KeyError, ValueError, TypeError, IndexError) as exc:
+            raise UserError(f"checkpoint {path} does not match this algorithm, env or network shape: "
+                            f"{str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__}"
+                            ) from None
+        self.resumed_from = self.last_checkpoint = path
+        if not self.runner.exact_resume:
+            print(f"note: {self.env_name} cannot save its state; the resumed run restarts its episodes "
+                  "(not bit-exact)", flush=True)
 
     def close(self) -> None:
         for name in ("env", "eval_env"):
             env = getattr(self, name, None)
             if env is not None:
-                env.close()
+                try:
+                    env.close()
+                except Exception:  # closing after a failure must not hide it
+                    pass
         logger = getattr(self, "logger", None)
         if logger is not None:
             logger.close()
+        torch.set_num_threads(self._threads)
+
+
+def _crossed(env_steps: int, step: int, interval: int) -> bool:
+    """Whether the last iteration (of `step` env steps, ending at `env_steps`) passed a multiple of `interval`."""
+    return interval > 0 and env_steps // interval > (env_steps - step) // interval
+
+
+def nonfinite_leaf(tree: Any, path: str = "") -> str | None:
+    """The path of the first floating tensor or array in a state tree holding NaN or inf, else None."""
+    if isinstance(tree, torch.Tensor):
+        return path or "value" if tree.is_floating_point() and not bool(torch.isfinite(tree).all()) else None
+    if isinstance(tree, (np.ndarray, np.generic)):
+        return path or "value" if np.issubdtype(tree.dtype, np.floating) and not np.isfinite(tree).all() else None
+    if isinstance(tree, float):
+        return None if math.isfinite(tree) else path or "value"
+    items = tree.items() if isinstance(tree, Mapping) else enumerate(tree) if isinstance(tree, (list, tuple)) else ()
+    for key, value in items:
+        found = nonfinite_leaf(value, f"{path}.{key}" if path else str(key))
+        if found is not None:
+            return found
+    return None
 
 
 def latest_checkpoint(path: Path) -> Path:
     """A checkpoint directory, or the newest one under a run directory's checkpoints/."""
     if (path / "metadata.json").is_file():
         return path
-    candidates = sorted((path / "checkpoints").glob("step-*")) if (path / "checkpoints").is_dir() else []
+    candidates = checkpoint_dirs(path)
     if not candidates:
         raise UserError(f"no checkpoint found at {path}")
     return candidates[-1]
+
+
+def run_dir_of(checkpoint: Path) -> Path:
+    """The run directory a checkpoint directory belongs to (runs/.../<run>/checkpoints/step-N)."""
+    return checkpoint.parent.parent
+
+
+def checkpoint_metadata(path: Path) -> tuple[Path, dict[str, Any]]:
+    """(checkpoint directory, its metadata) for a --resume argument."""
+    checkpoint = latest_checkpoint(path)
+    return checkpoint, read_metadata(checkpoint)
 
 
 def device(name: str) -> torch.device:

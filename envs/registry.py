@@ -3,15 +3,21 @@
 A name is either registered or of the form `package.module:factory`, where `factory(**kwargs)` returns a
 PettingZoo ParallelEnv (or AECEnv). Workers receive factories (picklable callables), never names, so a
 user's registration does not need to exist inside worker processes.
+
+Env options are checked against the factory's signature: unknown names are refused (unless it takes
+**kwargs) and values are converted to and checked against its type annotations, like config values. A factory
+that raises (or calls sys.exit) is reported in one line naming the user's file and line.
 """
 from __future__ import annotations
 
 import functools
 import inspect
+import typing
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from core.callbacks import import_object
+from core.callbacks import import_object, user_code
+from core.config import UnsupportedType, coerce
 from core.errors import UnknownNameError, UserError
 from envs.vec_env import VecEnv
 
@@ -59,12 +65,23 @@ def resolve(name: str) -> EnvEntry:
     )
 
 
-def env_factory(name: str, **overrides: Any) -> Callable[[], Any]:
+@dataclass(frozen=True)
+class EnvFactory:
+    """Picklable zero-argument builder of env `name`: `factory(**kwargs)`, a failure reported as the user's."""
+
+    name: str
+    factory: Callable[..., Any]
+    kwargs: dict[str, Any]
+
+    def __call__(self) -> Any:
+        with user_code(f"env {self.name!r}: its factory failed"):
+            return self.factory(**self.kwargs)
+
+
+def env_factory(name: str, **overrides: Any) -> EnvFactory:
     """A picklable zero-argument callable that builds env `name` with defaults and `overrides` applied."""
     entry = resolve(name)
-    kwargs = {**entry.defaults, **overrides}
-    _check_kwargs(name, entry.factory, kwargs)
-    return functools.partial(entry.factory, **kwargs)
+    return EnvFactory(name, entry.factory, _checked_kwargs(entry.factory, {**entry.defaults, **overrides}, name))
 
 
 def make(name: str, **overrides: Any) -> Any:
@@ -72,8 +89,10 @@ def make(name: str, **overrides: Any) -> Any:
     return env_factory(name, **overrides)()
 
 
-def make_vec(name: str, n_envs: int = 1, vec: str = "sync", seed: int | None = None, **overrides: Any) -> VecEnv:
-    """Build a vector env of `n_envs` copies of `name`; `seed` is the default for `reset()`."""
+def make_vec(name: str, n_envs: int = 1, vec: str = "sync", seed: int | None = None,
+             worker_timeout_s: float = 60.0, **overrides: Any) -> VecEnv:
+    """Build a vector env of `n_envs` copies of `name`; `seed` is the default for `reset()`; subproc workers
+    that do not answer within `worker_timeout_s` seconds are given up on."""
     from envs.subproc_vec_env import SubprocVecEnv
     from envs.sync_vec_env import SyncVecEnv
 
@@ -83,23 +102,45 @@ def make_vec(name: str, n_envs: int = 1, vec: str = "sync", seed: int | None = N
         raise UserError(f"unknown vec kind {vec!r}; valid: {', '.join(VEC_KINDS)}")
     entry = resolve(name)
     if entry.vec_factory is not None:
-        kwargs = {**entry.defaults, **overrides}
-        _check_kwargs(name, entry.factory, kwargs)
-        return entry.vec_factory(n_envs=n_envs, seed=seed, name=name, **kwargs)
+        kwargs = _checked_kwargs(entry.factory, {**entry.defaults, **overrides}, name)
+        with user_code(f"env {name!r}: its vector env factory failed"):
+            return entry.vec_factory(n_envs=n_envs, seed=seed, name=name, **kwargs)
     factory = env_factory(name, **overrides)
-    cls = SyncVecEnv if vec == "sync" else SubprocVecEnv
-    return cls([factory] * n_envs, name=name, seed=seed)
+    if vec == "sync":
+        return SyncVecEnv([factory] * n_envs, name=name, seed=seed)
+    return SubprocVecEnv([factory] * n_envs, name=name, seed=seed, worker_timeout_s=worker_timeout_s)
 
 
-def _check_kwargs(name: str, factory: Callable[..., Any], kwargs: dict[str, Any]) -> None:
+def _checked_kwargs(factory: Callable[..., Any], kwargs: dict[str, Any], name: str) -> dict[str, Any]:
+    """`kwargs` checked against `factory`'s signature: names, and values against the annotations `coerce` knows."""
     try:
         params = inspect.signature(factory).parameters
     except (TypeError, ValueError):
-        return
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
-        return
+        return kwargs
     valid = [n for n, p in params.items() if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
     unknown = sorted(set(kwargs) - set(valid))
-    if unknown:
-        raise UserError(f"env {name!r} does not accept {', '.join(unknown)}; valid options: "
+    if unknown and not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        raise UserError(f"env {name!r} does not accept {', '.join(map(str, unknown))}; valid options: "
                         f"{', '.join(valid) or 'none'}")
+    hints = _param_hints(factory)
+    checked = dict(kwargs)
+    for key in set(kwargs) & set(valid) & set(hints):
+        try:
+            checked[key] = coerce(kwargs[key], hints[key], f"env.{key}")
+        except UnsupportedType:  # an annotation config values never have (np.ndarray, Sequence, ...): unchecked
+            pass
+    return checked
+
+
+def _param_hints(factory: Callable[..., Any]) -> dict[str, Any]:
+    """The resolved annotations of `factory`'s parameters (of the function under partials, of __init__ for a
+    class); empty where they do not resolve."""
+    target: Any = factory
+    while isinstance(target, functools.partial):
+        target = target.func
+    if isinstance(target, type):
+        target = target.__init__
+    try:
+        return typing.get_type_hints(inspect.unwrap(target), include_extras=True)
+    except Exception:  # forward references the user's module cannot resolve, exotic callables
+        return {}

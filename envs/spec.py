@@ -10,6 +10,11 @@ from gymnasium import spaces
 from core.errors import UserError
 
 
+class EnvContractError(UserError):
+    """An env's declaration or output contradicts the env contract (its spaces, its agents); the message names
+    the env, the agent and the field."""
+
+
 @dataclass(frozen=True)
 class AgentGroup:
     """Agents with identical observation and action spaces; their data is stacked [n_envs, n_agents, ...]."""
@@ -53,6 +58,13 @@ class EnvSpec:
     name: str = "env"
     episode_limit: int | None = None  # the most steps an episode can last, where the env says
 
+    def __post_init__(self) -> None:
+        if not self.agents:
+            raise EnvContractError(f"env {self.name} has no agents (possible_agents is empty)")
+        if self.episode_limit is not None and self.episode_limit < 1:
+            raise EnvContractError(f"env {self.name}: the episode limit must be at least 1 step, got "
+                                   f"{self.episode_limit} (set by its episode_limit / max_cycles option)")
+
     def group(self, name: str) -> AgentGroup:
         for group in self.groups:
             if group.name == name:
@@ -69,11 +81,15 @@ def check_action_space(agent: str, space: spaces.Space) -> spaces.Discrete | spa
     """Accept Discrete (starting at 0) and bounded-or-not Box action spaces; reject the rest clearly."""
     if isinstance(space, spaces.Discrete):
         if int(space.start) != 0:
-            raise UserError(f"agent {agent}: Discrete action spaces must start at 0 (start={space.start})")
+            raise EnvContractError(f"agent {agent}: Discrete action spaces must start at 0 (start={space.start})")
+        if int(space.n) < 1:
+            raise EnvContractError(f"agent {agent}: its Discrete action space has no actions")
         return space
     if isinstance(space, spaces.Box):
+        if int(np.prod(space.shape)) < 1:
+            raise EnvContractError(f"agent {agent}: its Box action space has shape {space.shape}, no values")
         return space
-    raise UserError(f"agent {agent}: unsupported action space {space}; use Discrete or Box")
+    raise EnvContractError(f"agent {agent}: unsupported action space {space}; use Discrete or Box")
 
 
 def group_agents(

@@ -2,35 +2,40 @@
 
 Workers write their results straight into shared arrays; the pipe only carries short commands and
 acknowledgements. An exception in a worker is re-raised in the parent as EnvWorkerError naming the env
-index, with the worker's traceback; a worker that dies (killed, segfault) is detected through its
-process sentinel instead of being waited on forever.
+index and the exception's file and line; a worker that dies (killed, segfault) is detected through its
+process sentinel, and one that does not answer within `worker_timeout_s` is given up on, instead of being
+waited on forever. Workers ignore SIGINT/SIGTERM: the parent stops the run and closes them.
 """
 from __future__ import annotations
 
 import multiprocessing as mp
 import signal
-import traceback
+import time
 from multiprocessing.connection import Connection, wait
 from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
-from core.errors import EnvWorkerError
+from core import signals
+from core.errors import ConcertoError, EnvWorkerError, Interrupted, describe_exception
 from envs.pettingzoo_adapter import PettingZooAdapter
 from envs.sync_vec_env import row_views
 from envs.vec_env import VecEnv, VecStep, array_layout
+
+POLL_S = 0.25  # how often a wait for workers looks at the clock and at stop requests
 
 
 class SubprocVecEnv(VecEnv):
     """Steps n_envs envs in parallel worker processes (start method "spawn" by default)."""
 
     def __init__(self, factories: Sequence[Callable[[], object]], name: str = "env", seed: int | None = None,
-                 start_method: str = "spawn") -> None:
+                 start_method: str = "spawn", worker_timeout_s: float = 60.0) -> None:
         probe = PettingZooAdapter(factories[0](), name=name)
         self.spec = probe.spec
         probe.close()
         self.n_envs = len(factories)
         self.default_seed = seed
+        self.worker_timeout_s = worker_timeout_s
         self._closed = False
         ctx = mp.get_context(start_method)
         layout = array_layout(self.spec, self.n_envs)
@@ -49,20 +54,20 @@ class SubprocVecEnv(VecEnv):
             child.close()
             self._conns.append(parent)
             self._procs.append(proc)
-        self._gather()
+        self._gather("starting")
 
     def reset(self, seed: int | None = None) -> VecStep:
         seed = self.default_seed if seed is None else seed
         for i in range(self.n_envs):
             self._send(i, ("reset", None if seed is None else seed + i))
-        self._gather()
+        self._gather("resetting")
         return self._step
 
     def step(self, actions: Mapping[str, np.ndarray]) -> VecStep:
         self.group_actions(actions, self._actions)
         for i in range(self.n_envs):
             self._send(i, ("step", None))
-        self._gather()
+        self._gather("stepping")
         return self._step
 
     def _send(self, index: int, message: tuple) -> None:
@@ -71,12 +76,22 @@ class SubprocVecEnv(VecEnv):
         except (BrokenPipeError, OSError):
             self._died(index)
 
-    def _gather(self) -> None:
-        """Wait for every worker's acknowledgement, raising on a worker error or death."""
+    def _gather(self, doing: str) -> None:
+        """Wait for every worker's acknowledgement, raising on a worker error, death or silence (see module
+        docstring); a stop request (core.signals) is not held up by a hung worker for long."""
         pending = dict(enumerate(self._conns))
+        deadline = time.monotonic() + self.worker_timeout_s
         while pending:
             sentinels = {self._procs[i].sentinel: i for i in pending}
-            ready = wait(list(pending.values()) + list(sentinels))
+            ready = wait(list(pending.values()) + list(sentinels), timeout=POLL_S)
+            if not ready and (time.monotonic() > deadline or signals.overdue()):
+                late = ", ".join(map(str, sorted(pending)))
+                self.close(graceful=False)
+                if signals.overdue():
+                    raise Interrupted(signals.pending() or signal.SIGINT,
+                                      f"while env {late} did not answer ({doing})")
+                raise EnvWorkerError(f"env {late} did not answer within train.worker_timeout_s="
+                                     f"{self.worker_timeout_s:g} s while {doing}")
             for obj in ready:
                 if obj in sentinels:
                     i = sentinels[obj]
@@ -91,8 +106,7 @@ class SubprocVecEnv(VecEnv):
                 except (EOFError, OSError):
                     self._died(i)
                 if status == "error":
-                    summary, tb = payload
-                    self._fail(f"env {i} raised {summary}\n--- worker traceback ---\n{tb}")
+                    self._fail(f"env {i} raised {payload} while {doing}")
                 del pending[i]
 
     def _died(self, index: int) -> None:
@@ -116,10 +130,10 @@ class SubprocVecEnv(VecEnv):
                         pass
             for proc in self._procs:
                 proc.join(timeout=5)
-        for proc in self._procs:
+        for proc in self._procs:  # workers ignore SIGTERM, and a stopped (SIGSTOP) one would not act on it
             if proc.is_alive():
-                proc.terminate()
-            proc.join(timeout=5)
+                proc.kill()
+            proc.join(timeout=1)
         for conn in self._conns:
             conn.close()
 
@@ -136,7 +150,8 @@ def _views(raw: Mapping[str, object], layout: Mapping[str, tuple[tuple[int, ...]
 def _worker(index: int, factory: Callable[[], object], name: str, raw: Mapping[str, object],
             layout: Mapping[str, tuple[tuple[int, ...], np.dtype]], conn: Connection) -> None:
     """Worker loop: build the env, then serve reset/step/close commands until told to stop."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is handled by the parent, which closes us
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # signals are handled by the parent, which closes us
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     try:
         adapter = PettingZooAdapter(factory(), name=name)
         adapter.bind(row_views(_views(raw, layout), index))
@@ -155,6 +170,8 @@ def _worker(index: int, factory: Callable[[], object], name: str, raw: Mapping[s
         return
     except BaseException as exc:  # report everything else to the parent
         try:
-            conn.send(("error", (f"{type(exc).__name__}: {exc}", traceback.format_exc())))
+            # the project's own errors (env contract checks) name what is wrong; a user's also where it raised
+            conn.send(("error", f"{type(exc).__name__}: {exc}" if isinstance(exc, ConcertoError)
+                       else describe_exception(exc)))
         except (BrokenPipeError, OSError):
             pass

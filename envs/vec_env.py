@@ -10,7 +10,7 @@ you keep (the rollout buffers do).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Callable, Mapping
+from typing import Any, Callable, Mapping
 
 import numpy as np
 
@@ -131,6 +131,20 @@ class VecEnv(ABC):
     @abstractmethod
     def step(self, actions: Mapping[str, np.ndarray]) -> VecStep:
         """Step with actions keyed by group ([n_envs, n_g, ...]) or by agent ([n_envs, ...])."""
+
+    @property
+    def exact_resume(self) -> bool:
+        """Whether `state_dict` captures every env whole (a resumed run then continues bit for bit)."""
+        return False
+
+    def state_dict(self) -> dict[str, Any]:
+        """What `load_state_dict` needs to continue; {"exact": False} where the envs cannot save their state."""
+        return {"exact": False}
+
+    def load_state_dict(self, state: dict[str, Any], reset_seed: int | None = None) -> VecStep:
+        """Continue from `state` and return the current step: exactly where it was saved when `state["exact"]`,
+        else from new episodes (reset with `reset_seed`)."""
+        return self.reset(seed=reset_seed)
 
     def close(self) -> None:
         """Release resources (worker processes, files)."""

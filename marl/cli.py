@@ -19,9 +19,12 @@ def parser() -> argparse.ArgumentParser:
 def run(argv: list[str] | None = None) -> dict:
     """Parse arguments, train, and return the run summary (raises UserError on bad input)."""
     args = parser().parse_intermixed_args(argv)
-    entry = get_algo(args.algo)
-    resolve(args.env)
-    return train_from_args(args, entry.config_class, entry.defaults, MarlTrainer)
+    return train_from_args(args, _lookup, resolve, MarlTrainer)
+
+
+def _lookup(algo: str) -> tuple[type, dict]:
+    entry = get_algo(algo)
+    return entry.config_class, entry.defaults
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -7,11 +7,14 @@ The team reward is the mean of the agents' rewards (SMAC gives every agent the t
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from core.buffers import EpisodeReplayBuffer
 from core.callbacks import OnStep
 from core.errors import UserError
+from core.run_state import RunState
 from envs.vec_env import VecEnv, VecStep
 
 
@@ -21,7 +24,7 @@ class EpisodeRunner:
     holds `learning_starts`; on-policy agents (COMA, `agent.on_policy_episodes = k`) make one update on the
     k freshest episodes as soon as they are complete, and those episodes are then dropped."""
 
-    def __init__(self, agent, env: VecEnv, seed: int | None = None) -> None:
+    def __init__(self, agent, env: VecEnv, run: RunState) -> None:
         cfg, spec = agent.cfg, env.spec
         self.agent, self.env, self.cfg = agent, env, cfg
         max_len = cfg.max_episode_len or spec.episode_limit
@@ -46,17 +49,46 @@ class EpisodeRunner:
         n_envs = env.n_envs
         self.staging = {name: np.zeros((n_envs, max_len + int(per_state), *shape), dtype)
                         for name, (shape, dtype, per_state) in fields.items()}
-        self.rng = np.random.default_rng(seed)
-        self.t = np.zeros(n_envs, np.int64)
+        self.run = run
         self.rows = np.arange(n_envs)
-        self.step = env.reset(seed=seed)
-        self.hidden = agent.initial_hidden(n_envs)
+        self._start(env.reset(seed=run.seed))
+
+    def _start(self, step: VecStep) -> None:
+        """Begin new episodes in every env from `step`, their first observations."""
+        n_envs = self.env.n_envs
+        for v in self.staging.values():
+            v[...] = 0
+        self.t = np.zeros(n_envs, np.int64)
+        self.step = step
+        self.hidden = self.agent.initial_hidden(n_envs)
         self.starts = np.ones(n_envs, bool)
-        self._stage_observation(self.step, final=np.zeros(n_envs, bool))
+        self._stage_observation(step, final=np.zeros(n_envs, bool))
 
     @property
     def steps_per_iteration(self) -> int:
         return self.cfg.rollout_steps * self.env.n_envs
+
+    @property
+    def exact_resume(self) -> bool:
+        return self.env.exact_resume
+
+    def state_dict(self) -> dict[str, Any]:
+        """Between iterations: the envs, the episodes in progress, recurrent states and the replay buffer."""
+        return {"env": self.env.state_dict(), "buffer": self.buffer.state(), "t": self.t.copy(),
+                "starts": self.starts.copy(), "staging": {k: v.copy() for k, v in self.staging.items()},
+                "hidden": {name: list(h) for name, h in self.hidden.items()}}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.buffer.load_state(state["buffer"])
+        step = self.env.load_state_dict(state["env"], reset_seed=self.run.seed + self.run.clock.env_steps)
+        if not state["env"]["exact"] or not self.env.exact_resume:
+            self._start(step)  # the episodes in progress are lost with the envs' state
+            return
+        for key, value in state["staging"].items():
+            self.staging[key][...] = value
+        self.t[...] = state["t"]
+        self.step, self.starts = step, state["starts"].copy()
+        self.hidden = {name: tuple(h.to(self.agent.device) for h in hs) for name, hs in state["hidden"].items()}
 
     def _stage_observation(self, step: VecStep, final: np.ndarray, rows: np.ndarray | None = None) -> None:
         """Write what envs `rows` (default: all) observe at their current step index (the final obs where
@@ -101,7 +133,6 @@ class EpisodeRunner:
             self.hidden = {name: out[name][3] for name in names}
             self.starts = done.copy()
             self.step = step
-            agent.env_steps += env.n_envs
             on_step(env.n_envs, step.finished())
         metrics: dict[str, float] = {}
         if self.on_policy:
@@ -109,6 +140,6 @@ class EpisodeRunner:
                 metrics = agent.update(*self.buffer.take_all())
         elif self.buffer.size >= self.cfg.learning_starts:
             for _ in range(self.cfg.updates_per_iteration):
-                metrics = agent.update(*self.buffer.sample(self.cfg.batch_size, self.rng))
+                metrics = agent.update(*self.buffer.sample(self.cfg.batch_size, self.run.rng("sample")))
         metrics["schedule/epsilon"] = agent.epsilon
         return metrics

@@ -8,15 +8,16 @@ episode starts.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 import torch
 
 from core.buffers import RolloutBuffer, compute_gae
 from core.callbacks import OnStep
+from core.run_state import RunState
 from envs.spec import EnvSpec
-from envs.vec_env import VecEnv
+from envs.vec_env import VecEnv, VecStep
 
 
 class ActorCriticAgent(Protocol):
@@ -59,7 +60,7 @@ class OnPolicyCollector:
     """Runs an agent in a vector env for `n_steps` vector steps at a time and computes GAE."""
 
     def __init__(self, agent: ActorCriticAgent, env: VecEnv, n_steps: int, gamma: float, gae_lambda: float,
-                 seed: int | None = None) -> None:
+                 run: RunState) -> None:
         self.agent, self.env = agent, env
         self.n_steps, self.gamma, self.gae_lambda = n_steps, gamma, gae_lambda
         spec, n = env.spec, env.n_envs
@@ -79,9 +80,27 @@ class OnPolicyCollector:
             if g.discrete:
                 fields["avail"] = ((m, g.n_actions), bool)
             self.buffers[g.name] = RolloutBuffer(n_steps, n, fields)
-        self.step = env.reset(seed=seed)
-        self.hidden = agent.initial_hidden(n)
-        self.starts = np.ones(n, dtype=bool)
+        self.run = run
+        self._start(env.reset(seed=run.seed))
+
+    def _start(self, step: VecStep) -> None:
+        """Begin collecting from `step`, the first observations of new episodes."""
+        self.step = step
+        self.hidden = self.agent.initial_hidden(self.env.n_envs)
+        self.starts = np.ones(self.env.n_envs, dtype=bool)
+
+    def state_dict(self) -> dict[str, Any]:
+        """Between rollouts: the envs, the recurrent states and which envs start an episode next."""
+        return {"env": self.env.state_dict(), "starts": self.starts.copy(),
+                "hidden": {name: list(h) for name, h in self.hidden.items()}}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        step = self.env.load_state_dict(state["env"], reset_seed=self.run.seed + self.run.clock.env_steps)
+        if not state["env"]["exact"] or not self.env.exact_resume:
+            self._start(step)
+            return
+        self.step, self.starts = step, state["starts"].copy()
+        self.hidden = {name: tuple(h.to(self.agent.device) for h in hs) for name, hs in state["hidden"].items()}
 
     def collect(self, on_step: OnStep) -> RolloutBatch:
         """Collect one rollout; `on_step(n_env_steps, finished)` is called after every vector step."""
@@ -156,10 +175,20 @@ def _np(x: torch.Tensor) -> np.ndarray:
 class OnPolicyRunner:
     """One training iteration = collect `rollout_steps` vector steps, then update the agent on them."""
 
-    def __init__(self, agent, env: VecEnv, seed: int | None = None) -> None:
+    def __init__(self, agent, env: VecEnv, run: RunState) -> None:
         cfg = agent.cfg
         self.agent = agent
-        self.collector = OnPolicyCollector(agent, env, cfg.rollout_steps, cfg.gamma, cfg.gae_lambda, seed)
+        self.collector = OnPolicyCollector(agent, env, cfg.rollout_steps, cfg.gamma, cfg.gae_lambda, run)
+
+    @property
+    def exact_resume(self) -> bool:
+        return self.collector.env.exact_resume
+
+    def state_dict(self) -> dict[str, Any]:
+        return self.collector.state_dict()
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.collector.load_state_dict(state)
 
     @property
     def steps_per_iteration(self) -> int:

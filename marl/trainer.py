@@ -1,12 +1,10 @@
 """The multi-agent training run: multi-agent vector envs, a marl/ algorithm and its runner on core's loop."""
 from __future__ import annotations
 
-from typing import Any
-
 import torch
 
 from core.errors import UserError
-from core.trainer import Trainer
+from core.trainer import Runner, Trainer
 from envs.registry import make_vec
 from envs.spec import EnvSpec
 from marl.algos import AlgoEntry, get_algo
@@ -19,13 +17,14 @@ class MarlTrainer(Trainer):
     def _build(self, device: torch.device) -> None:
         train = self.train_cfg
         self.entry = get_algo(self.algo_name)
-        self.env = make_vec(self.env_name, train.n_envs, train.vec, seed=train.seed, **self.env_kwargs)
+        self.env = make_vec(self.env_name, train.n_envs, train.vec, seed=train.seed,
+                            worker_timeout_s=train.worker_timeout_s, **self.env_kwargs)
         self.eval_env = make_vec(self.env_name, min(train.eval_envs, train.eval_episodes), "sync", **self.env_kwargs)
         _check_spaces(self.algo_name, self.entry, self.env.spec)
-        self.agent = self.entry.agent_class(self.env.spec, self.algo_cfg, device)
+        self.agent = self.entry.agent_class(self.env.spec, self.algo_cfg, device, run=self.run)
 
-    def _make_runner(self, seed: int) -> Any:
-        return self.entry.runner_class(self.agent, self.env, seed=seed)
+    def _make_runner(self) -> Runner:
+        return self.entry.runner_class(self.agent, self.env, self.run)
 
     def _evaluate(self, seed: int) -> dict[str, float]:
         return evaluate(self.agent, self.eval_env, self.train_cfg.eval_episodes, seed=seed)

@@ -10,7 +10,9 @@ from gymnasium import spaces
 from torch import nn
 from torch.optim.adam import adam as functional_adam
 
-from core.config import require_at_least_one
+from core.config import NonNegativeInt, PositiveFloat, PositiveFraction, PositiveInt, Probability, WidthList
+from core.nn import set_lr
+from core.run_state import RunState
 from single_agent.spaces import ActionScaler, flatten_obs, obs_dim
 
 
@@ -18,21 +20,20 @@ from single_agent.spaces import ActionScaler, flatten_obs, obs_dim
 class OffPolicyConfig:
     """Settings every off-policy learner has (budgets in env steps)."""
 
-    buffer_size: int = 1_000_000     # transitions
-    batch_size: int = 256
-    learning_starts: int = 100       # env steps of uniformly random actions before learning starts
-    train_freq: int = 1              # vector steps between training phases
-    gradient_steps: int = 1          # updates per training phase
-    gamma: float = 0.99
-    lr: float = 3e-4
-    tau: float = 0.005               # target-network update rate (1.0: hard copy)
-    hidden_sizes: list[int] = field(default_factory=lambda: [256, 256])
-    iteration_steps: int = 1000      # env steps per logged iteration
+    buffer_size: PositiveInt = 1_000_000     # transitions
+    batch_size: PositiveInt = 256
+    learning_starts: NonNegativeInt = 100    # env steps of uniformly random actions before learning starts
+    train_freq: PositiveInt = 1              # vector steps between training phases
+    gradient_steps: PositiveInt = 1          # updates per training phase
+    gamma: Probability = 0.99
+    lr: PositiveFloat = 3e-4
+    tau: PositiveFraction = 0.005            # target-network update rate (1.0: hard copy)
+    hidden_sizes: WidthList = field(default_factory=lambda: [256, 256])
+    iteration_steps: PositiveInt = 1000      # env steps per logged iteration
 
     def __post_init__(self) -> None:
-        require_at_least_one(self, "buffer_size", "batch_size", "train_freq", "iteration_steps")
-        if not 0.0 < self.tau <= 1.0:
-            raise ValueError(f"tau must be in (0, 1], got {self.tau}")
+        if self.batch_size > self.buffer_size:
+            raise ValueError(f"batch_size ({self.batch_size}) must not exceed buffer_size ({self.buffer_size})")
 
 
 class Agent:
@@ -43,7 +44,7 @@ class Agent:
     """
 
     def __init__(self, observation_space: spaces.Space, action_space: spaces.Space, cfg: Any,
-                 device: torch.device | str = "cpu", total_steps: int = 0) -> None:
+                 device: torch.device | str = "cpu", run: RunState | None = None) -> None:
         self.cfg = cfg
         self.device = torch.device(device)
         self.observation_space, self.action_space = observation_space, action_space
@@ -51,8 +52,7 @@ class Agent:
         self.discrete = isinstance(action_space, spaces.Discrete)
         self.act_dim = int(action_space.n) if self.discrete else int(np.prod(action_space.shape))
         self.scaler = None if self.discrete else ActionScaler(action_space)
-        self.total_steps = total_steps
-        self.env_steps = 0
+        self.run = run or RunState()  # a training run passes its own (clock, seeded streams)
         self.n_updates = 0
         self.n_step = 1  # transitions per TD target (DQN's n-step option)
         self.modules: dict[str, Any] = {}
@@ -92,12 +92,14 @@ class Agent:
 
     def state_dict(self) -> dict[str, Any]:
         return {**{name: m.state_dict() for name, m in self.modules.items()},
-                "counters": torch.tensor([self.env_steps, self.n_updates])}
+                "n_updates": self.n_updates}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         for name, m in self.modules.items():
             m.load_state_dict(state[name])
-        self.env_steps, self.n_updates = (int(v) for v in state["counters"])
+        self.n_updates = int(state["n_updates"])
+        for optimizer in (m for m in self.modules.values() if isinstance(m, torch.optim.Optimizer)):
+            set_lr(optimizer, self.cfg.lr)  # the config's (a resumed run may change it)
 
 
 class MetricMeans:

@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import argparse
 
+from core.callbacks import import_user_module
 from core.cli import build_parser, run_main, train_from_args
+from core.errors import UserError
 from single_agent.algos import ALGOS, get_algo
 from single_agent.trainer import SingleAgentTrainer
 
@@ -21,9 +23,23 @@ def parser() -> argparse.ArgumentParser:
 def run(argv: list[str] | None = None) -> dict:
     """Parse arguments, train, and return the run summary (raises UserError on bad input)."""
     args = parser().parse_intermixed_args(argv)
-    entry = get_algo(args.algo)
-    return train_from_args(args, entry.config_class, entry.defaults, SingleAgentTrainer,
+    return train_from_args(args, _lookup, _import_env_module, SingleAgentTrainer,
                            {"target_return": args.target_reward}, report_wins=False)
+
+
+def _import_env_module(env: str) -> None:
+    """Import the module of a `module:EnvId` name (it registers EnvId) here, so that a module that fails to
+    import, raises or exits is reported in one line naming its file; gymnasium then finds it imported."""
+    module, sep, env_id = env.partition(":")
+    if sep:
+        if not module or not env_id:
+            raise UserError(f"env {env!r} must look like module:EnvId")
+        import_user_module(module, "env", env)
+
+
+def _lookup(algo: str) -> tuple[type, dict]:
+    entry = get_algo(algo)
+    return entry.config_class, entry.defaults
 
 
 def main(argv: list[str] | None = None) -> int:

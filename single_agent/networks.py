@@ -16,6 +16,8 @@ LOG_STD_MIN, LOG_STD_MAX = -20.0, 2.0
 def mlp(in_dim: int, hidden: Sequence[int], out_dim: int, activation: str = "relu",
         out_gain: float | None = None) -> nn.Sequential:
     """Linear layers with `activation` between them; `out_gain` orthogonally initialises the last layer."""
+    if activation not in ACTIVATIONS:
+        raise ValueError(f"unknown activation {activation!r}; valid: {', '.join(ACTIVATIONS)}")
     layers: list[nn.Module] = []
     for width in hidden:
         layers += [nn.Linear(in_dim, width), ACTIVATIONS[activation]()]
@@ -33,6 +35,8 @@ class QNetwork(nn.Module):
     def __init__(self, obs_dim: int, n_actions: int, hidden: Sequence[int], dueling: bool = False) -> None:
         super().__init__()
         self.dueling = dueling
+        if dueling and not hidden:
+            raise ValueError("a dueling Q-network needs at least one hidden layer")
         if dueling:
             self.trunk = mlp(obs_dim, hidden[:-1], hidden[-1])
             self.value = nn.Linear(hidden[-1], 1)

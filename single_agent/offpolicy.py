@@ -12,13 +12,14 @@ import numpy as np
 
 from core.buffers import ReplayBuffer
 from core.callbacks import OnStep
+from core.run_state import RunState
 from single_agent.agent import MetricMeans
 from single_agent.spaces import obs_layout
 from single_agent.vec_env import TransitionVecEnv
 
 
 class OffPolicyRunner:
-    def __init__(self, agent, env: TransitionVecEnv, seed: int | None = None) -> None:
+    def __init__(self, agent, env: TransitionVecEnv, run: RunState) -> None:
         cfg = agent.cfg
         self.agent, self.env, self.cfg = agent, env, cfg
         obs = obs_layout(env.observation_space)
@@ -26,15 +27,22 @@ class OffPolicyRunner:
         self.buffer = ReplayBuffer(cfg.buffer_size, {
             "obs": obs, "next_obs": obs, "action": action, "reward": ((), np.dtype(np.float32)),
             "terminated": ((), np.dtype(bool)), "done": ((), np.dtype(bool))})
-        self.rng = np.random.default_rng(seed)
-        env.reset(seed=seed)
+        self.run = run
+        env.reset(seed=run.seed)
         self.vector_steps_per_iteration = max(1, cfg.iteration_steps // env.n_envs)
-        self.vector_steps = 0
 
-    def after_buffer_restore(self) -> None:
-        """The envs restart after a resume, so the newest stored transitions end their trajectories: mark them
-        done so n-step sums never join them to the new episodes (their `terminated` flags stay as they were)."""
-        if self.buffer.size:
+    @property
+    def exact_resume(self) -> bool:
+        return self.env.exact_resume
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"env": self.env.state_dict(), "buffer": self.buffer.state()}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.buffer.load_state(state["buffer"])
+        if not self.env.load_state_dict(state["env"], reset_seed=self.run.seed + self.run.clock.env_steps):
+            # the envs restarted, so the newest stored transitions end their trajectories: mark them done so that
+            # n-step sums never join them to the new episodes (their `terminated` flags stay as they were)
             newest = (self.buffer.pos - 1 - np.arange(min(self.env.n_envs, self.buffer.size))) % self.buffer.capacity
             self.buffer.data["done"][newest] = True
 
@@ -43,22 +51,21 @@ class OffPolicyRunner:
         return self.vector_steps_per_iteration * self.env.n_envs
 
     def iteration(self, on_step: OnStep) -> dict[str, float]:
-        agent, env, cfg, n = self.agent, self.env, self.cfg, self.env.n_envs
+        agent, env, cfg, n, clock = self.agent, self.env, self.cfg, self.env.n_envs, self.run.clock
+        explore, sample = self.run.rng("explore"), self.run.rng("sample")
         means = MetricMeans()  # over the iteration's training phases
         for _ in range(self.vector_steps_per_iteration):
-            if agent.env_steps < cfg.learning_starts:
-                action = agent.random_actions(n, self.rng)
+            if clock.env_steps < cfg.learning_starts:
+                action = agent.random_actions(n, explore)
             else:
-                action = agent.act(env.obs, explore=True, rng=self.rng)
+                action = agent.act(env.obs, explore=True, rng=explore)
             tr = env.step(agent.env_action(action))
             self.buffer.add({"obs": tr.obs, "next_obs": tr.next_obs, "action": action, "reward": tr.reward,
                              "terminated": tr.terminated, "done": tr.terminated | tr.truncated}, n)
-            agent.env_steps += n
-            self.vector_steps += 1
-            on_step(n, tr.finished)
-            if agent.env_steps >= cfg.learning_starts and self.vector_steps % cfg.train_freq == 0:
+            on_step(n, tr.finished)  # advances the clock
+            if clock.env_steps >= cfg.learning_starts and clock.vector_steps % cfg.train_freq == 0:
                 # the buffer is fixed during a training phase, so its batches are drawn in one go
-                batch = sample_transitions(self.buffer, cfg.batch_size * cfg.gradient_steps, self.rng, n, cfg.gamma,
+                batch = sample_transitions(self.buffer, cfg.batch_size * cfg.gradient_steps, sample, n, cfg.gamma,
                                            agent.n_step)
                 means.add(agent.train(batch, cfg.gradient_steps))
         metrics = {key: float(value) for key, value in means.means().items()}

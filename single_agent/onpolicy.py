@@ -5,16 +5,19 @@ episode bootstraps from V(true final observation); a terminated one from 0.
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from core.buffers import RolloutBuffer, compute_gae
 from core.callbacks import OnStep
+from core.run_state import RunState
 from single_agent.spaces import flatten_obs
 from single_agent.vec_env import TransitionVecEnv
 
 
 class RolloutRunner:
-    def __init__(self, agent, env: TransitionVecEnv, seed: int | None = None) -> None:
+    def __init__(self, agent, env: TransitionVecEnv, run: RunState) -> None:
         cfg, n = agent.cfg, env.n_envs
         self.agent, self.env, self.cfg = agent, env, cfg
         action = ((), np.int64) if agent.discrete else ((agent.act_dim,), np.float32)
@@ -22,11 +25,22 @@ class RolloutRunner:
         self.rollout = RolloutBuffer(cfg.n_steps, n, {
             "obs": ((agent.obs_dim,), np.float32), "action": action, "logp": f32, "value": f32, "reward": f32,
             "final_value": f32, "continues": f32})
-        env.reset(seed=seed)
+        self.run = run
+        env.reset(seed=run.seed)
 
     @property
     def steps_per_iteration(self) -> int:
         return self.cfg.n_steps * self.env.n_envs
+
+    @property
+    def exact_resume(self) -> bool:
+        return self.env.exact_resume
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"env": self.env.state_dict()}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.env.load_state_dict(state["env"], reset_seed=self.run.seed + self.run.clock.env_steps)
 
     def iteration(self, on_step: OnStep) -> dict[str, float]:
         agent, env, cfg, buf = self.agent, self.env, self.cfg, self.rollout
@@ -43,7 +57,6 @@ class RolloutRunner:
                     final_value[rows] = agent.value(_rows(tr.next_obs, rows))
             buf.add(obs=flatten_obs(env.observation_space, obs), action=action, logp=logp, value=value,
                     reward=tr.reward, final_value=final_value, continues=~(tr.terminated | tr.truncated))
-            agent.env_steps += n
             on_step(n, tr.finished)
         values, continues = buf["value"], buf["continues"]
         next_values = np.concatenate([values[1:], agent.value(env.obs)[None]])

@@ -1,12 +1,13 @@
 """COMA: hand-checked baseline, advantage and TD(lambda) targets; masks; learning on a small budget."""
 import torch
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import envs
-from marl.algos.coma import (COMA, COMAConfig, counterfactual_advantage, epsilon_floor_policy,
-                             td_lambda_returns)
+from marl.algos.coma import COMA, COMAConfig, counterfactual_advantage, epsilon_floor_policy, td_lambda_returns
 from marl.episodes import EpisodeRunner
 from marl.evaluation import evaluate
+from tests.drive import drive
 
 torch.set_num_threads(1)
 
@@ -49,9 +50,7 @@ def test_coma_learns_the_signal_game():
     torch.manual_seed(0)
     venv = envs.make_vec("examples.custom_env:make_env", n_envs=8, seed=0)
     agent = COMA(venv.spec, COMAConfig(epsilon_anneal_steps=8000, max_episode_len=10))
-    runner = EpisodeRunner(agent, venv, seed=0)
-    for _ in range(375):  # 24,000 env steps
-        runner.iteration(lambda n, finished: None)
+    drive(EpisodeRunner(agent, venv, agent.run), agent.run, 375)  # 24,000 env steps
     eval_env = envs.make_vec("examples.custom_env:make_env", n_envs=4)
     assert evaluate(agent, eval_env, 16, seed=3)["eval/return_mean"] > 12.0
 

@@ -4,11 +4,12 @@ from typing import Literal
 import numpy as np
 import pytest
 import torch
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from core.buffers import RolloutBuffer, compute_gae
-from core.checkpoint import load_checkpoint, save_checkpoint
+from core.checkpoint import FORMAT, load_checkpoint, save_checkpoint
 from core.config import from_dict, load_yaml, parse_overrides
 from core.errors import ConfigError
 from core.normalizers import RunningNormalizer
@@ -76,7 +77,7 @@ def test_resolve_config_layers(tmp_path):
     user.write_text("algos: {}\n")
     with pytest.raises(ConfigError, match="unknown section algos; valid sections: train, algo, env"):
         resolve_config("mappo", "x", MAPPOConfig, config_file=str(user), config_dir=tmp_path)
-    with pytest.raises(ConfigError, match="train: n_envs must be at least 1"):
+    with pytest.raises(ConfigError, match=r"train.n_envs must be in \[1, 65536\], got 0"):
         resolve_config("mappo", "x", MAPPOConfig, overrides=["train.n_envs=0"], config_dir=tmp_path)
 
 
@@ -149,12 +150,16 @@ def test_normalizer_mask_and_roundtrip():
 def test_checkpoint_roundtrip_is_atomic_and_weights_only(tmp_path):
     net = torch.nn.Linear(3, 2)
     path = tmp_path / "ckpt"
-    save_checkpoint(path, {"net": net.state_dict()}, {"step": 5}, {"buf": np.arange(4)})
-    save_checkpoint(path, {"net": net.state_dict()}, {"step": 6})  # overwrite in place
+    state = {"net": net.state_dict(), "buf": {"a/b": np.arange(4), "n": [np.float32(2.5), 3]}, "rng": (1, None)}
+    save_checkpoint(path, state, {"step": 5})
+    save_checkpoint(path, {**state, "step": torch.tensor(6)}, {"step": 6})  # overwrite in place
     torch.load(path / "tensors.pt", weights_only=True)
-    tensors, meta, arrays = load_checkpoint(path)
-    assert meta == {"step": 6} and arrays == {}
-    torch.testing.assert_close(tensors["net"]["weight"], net.weight.detach())
+    loaded, meta = load_checkpoint(path)
+    assert meta == {"format": FORMAT, "step": 6}
+    torch.testing.assert_close(loaded["net"]["weight"], net.weight.detach())
+    np.testing.assert_array_equal(loaded["buf"]["a/b"], np.arange(4))
+    assert loaded["buf"]["n"] == [np.float32(2.5), 3] and type(loaded["buf"]["n"][0]) is np.float32
+    assert loaded["rng"] == (1, None) and int(loaded["step"]) == 6
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ckpt"]  # no temp dirs left behind
 
     class Boom:
@@ -162,4 +167,6 @@ def test_checkpoint_roundtrip_is_atomic_and_weights_only(tmp_path):
     with pytest.raises(TypeError):
         save_checkpoint(path, {}, {"bad": Boom()})
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ckpt"]
-    assert load_checkpoint(path)[1] == {"step": 6}
+    assert load_checkpoint(path)[1]["step"] == 6
+
+

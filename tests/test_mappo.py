@@ -2,13 +2,16 @@
 import numpy as np
 import pytest
 import torch
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import envs
+from core.run_state import RunState
 from marl.algos.mappo import MAPPO, MAPPOConfig
 from marl.distributions import MaskedCategorical
 from marl.evaluation import RandomAgent, evaluate
 from marl.onpolicy import OnPolicyCollector, OnPolicyRunner
+from tests.drive import drive
 
 torch.set_num_threads(1)
 
@@ -30,11 +33,7 @@ def test_masked_sampling_never_picks_unavailable_actions(seed, n_actions):
 
 
 def train(agent, venv, iterations):
-    runner = OnPolicyRunner(agent, venv, seed=0)
-    metrics = {}
-    for _ in range(iterations):
-        metrics = runner.iteration(lambda n, finished: None)
-    return metrics
+    return drive(OnPolicyRunner(agent, venv, agent.run), agent.run, iterations)
 
 
 @pytest.mark.parametrize("critic_input", ["state", "obs"])
@@ -83,7 +82,7 @@ def test_dead_agents_do_not_contribute_to_losses():
     """Changing what a dead agent's slot holds (obs, logp, advantage, return) must not change the loss."""
     venv = envs.make_vec("tests.toy_envs:make_death_env", n_envs=2, seed=0, lifetimes=(1, 6), max_steps=6)
     agent = MAPPO(venv.spec, MAPPOConfig(rollout_steps=6, ppo_epochs=1, value_norm=False, advantage_norm=False))
-    batch = OnPolicyCollector(agent, venv, 6, 0.99, 0.95, seed=0).collect(lambda n, finished: None)
+    batch = OnPolicyCollector(agent, venv, 6, 0.99, 0.95, RunState()).collect(lambda n, finished: None)
     gb = batch.groups["unit"]
     dead = ~gb.alive
     assert dead.any() and gb.alive.any()
@@ -105,7 +104,7 @@ def test_truncated_episodes_bootstrap_and_terminated_do_not():
     """Agent i gets reward i + t at step t; gamma 0.5, lambda 1: returns show whether V(final) was used."""
     venv = envs.make_vec("tests.toy_envs:make_death_env", n_envs=1, seed=0, lifetimes=(2, 100), max_steps=3)
     agent = MAPPO(venv.spec, MAPPOConfig(rollout_steps=3, gamma=0.5, gae_lambda=1.0, value_norm=False))
-    collector = OnPolicyCollector(agent, venv, 3, 0.5, 1.0, seed=0)
+    collector = OnPolicyCollector(agent, venv, 3, 0.5, 1.0, RunState())
     agent.value = lambda group, obs, state, h, starts: torch.full((obs.shape[0], 2), 8.0)  # V(final) = 8
     batch = collector.collect(lambda n, finished: None)
     ret = batch.groups["unit"].returns[:, 0]  # [T, agents]

@@ -7,7 +7,6 @@ import torch
 from core.precision import training_float_modes
 
 
-
 def flushed_fraction() -> float:
     """Fraction of a large denormal tensor an elementwise op (split across the intra-op threads) turns to 0."""
     # float32 bit pattern 2^20: exponent 0, so about 1.5e-39, made without float arithmetic (which would flush it)

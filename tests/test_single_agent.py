@@ -14,14 +14,17 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 
 import tests.single_toy_envs  # noqa: F401  (registers the toy envs)
 from core.buffers import ReplayBuffer
+from core.checkpoint import load_checkpoint
+from core.run_state import RunState
 from single_agent.agent import adam, adam_step, soft_update
 from single_agent.algos import get_algo
+from single_agent.cli import run
 from single_agent.mlp_backprop import EnsembleBackprop, MLPBackprop
 from single_agent.networks import LOG_STD_MAX, CriticEnsemble, mlp, squashed_sample
-from single_agent.cli import run
 from single_agent.offpolicy import OffPolicyRunner, sample_transitions
 from single_agent.onpolicy import RolloutRunner
 from single_agent.vec_env import TransitionVecEnv
+from tests.drive import drive
 
 ROOT = Path(__file__).resolve().parent.parent
 torch.set_num_threads(1)
@@ -30,12 +33,7 @@ torch.set_num_threads(1)
 def make_agent(algo: str, env: TransitionVecEnv, **overrides):
     entry = get_algo(algo)
     cfg = entry.config_class(**{**entry.defaults, **overrides})
-    return entry.agent_class(env.observation_space, env.action_space, cfg, "cpu", total_steps=10_000)
-
-
-def drive(runner, iterations: int) -> None:
-    for _ in range(iterations):
-        runner.iteration(lambda n, finished: None)
+    return entry.agent_class(env.observation_space, env.action_space, cfg, "cpu", run=RunState(0, 10_000))
 
 
 # -- time limits ----------------------------------------------------------------------------------------
@@ -62,8 +60,8 @@ def test_dqn_bootstraps_truncated_transitions_and_not_terminated_ones():
     env = TransitionVecEnv("ConcertoConstant-v0", 4)
     agent = make_agent("dqn", env, gamma=0.9, lr=3e-3, tau=0.05, target_update_interval=1, learning_starts=64,
                        batch_size=64, epsilon_start=1.0, epsilon_finish=1.0, hidden_sizes=[32], iteration_steps=400)
-    runner = OffPolicyRunner(agent, env, seed=0)
-    drive(runner, 10)
+    runner = OffPolicyRunner(agent, env, agent.run)
+    drive(runner, runner.run, 10)
     done = runner.buffer.data["done"][: runner.buffer.size]
     terminated = runner.buffer.data["terminated"][: runner.buffer.size]
     assert (done & ~terminated).any() and terminated.any()  # both kinds of episode end were seen
@@ -145,8 +143,8 @@ def test_dqn_hand_written_gradients_train_like_autograd(double_q):
         agents.append(make_agent("dqn", env, double_q=double_q, target_update_interval=3, batch_size=8,
                                  learning_starts=10**6, hidden_sizes=[16, 16], lr=0.01))
     agents[1].backprop = None  # autograd
-    runner = OffPolicyRunner(agents[0], env, seed=0)
-    drive(runner, 1)
+    runner = OffPolicyRunner(agents[0], env, agents[0].run)
+    drive(runner, runner.run, 1)
     batch = sample_transitions(runner.buffer, 8 * 5, np.random.default_rng(0), 2, 0.99)
     metrics = [agent.train(batch, 5) for agent in agents]
     torch.testing.assert_close(metrics[0], metrics[1])
@@ -185,8 +183,8 @@ def test_sac_hand_written_update_matches_autograd():
     for _ in range(2):
         torch.manual_seed(0)
         agents.append(make_agent("sac", env, hidden_sizes=[32, 32], batch_size=16, learning_starts=10**6, lr=0.01))
-    runner = OffPolicyRunner(agents[0], env, seed=0)
-    drive(runner, 1)
+    runner = OffPolicyRunner(agents[0], env, agents[0].run)
+    drive(runner, runner.run, 1)
     for i in range(3):
         batch = sample_transitions(runner.buffer, 16, np.random.default_rng(i), 2, 0.99)
         torch.manual_seed(i)
@@ -204,7 +202,7 @@ def test_ppo_value_bootstraps_from_the_final_observation_at_truncation():
     torch.manual_seed(0)
     env = TransitionVecEnv("ConcertoConstantBox-v0", 4)
     agent = make_agent("ppo", env, gamma=0.9, gae_lambda=0.95, n_steps=25, batch_size=50, n_epochs=10, lr=3e-3)
-    drive(RolloutRunner(agent, env, seed=0), 60)
+    drive(RolloutRunner(agent, env, agent.run), agent.run, 60)
     value = agent.value(np.array([[0.5, -0.5]], np.float32))[0]
     assert value == pytest.approx(10.0, abs=1.0)  # without bootstrapping at the time limit: about 3.4
     env.close()
@@ -262,8 +260,8 @@ def test_dict_observations_are_stored_as_dicts_and_learned_from():
     env = TransitionVecEnv("ConcertoDict-v0", 4)
     agent = make_agent("dqn", env, learning_starts=200, batch_size=64, lr=1e-3, target_update_interval=50,
                        epsilon_anneal_steps=2000, iteration_steps=400, gamma=0.0)
-    runner = OffPolicyRunner(agent, env, seed=0)
-    drive(runner, 8)
+    runner = OffPolicyRunner(agent, env, agent.run)
+    drive(runner, runner.run, 8)
     assert set(runner.buffer.data["obs"]) == {"pos", "flag"}
     flags = np.arange(3)
     actions = agent.act({"pos": np.zeros((3, 2), np.float32), "flag": flags}, explore=False)
@@ -363,9 +361,9 @@ def test_run_dir_tags_target_reward_and_resume_with_the_replay_buffer_intact(tmp
     for tag in ("eval/return_mean", "train/episode_return", "loss/q", "schedule/epsilon", "perf/steps_per_second"):
         assert tag in tags
     half = run_dir / "checkpoints" / "step-000001000"
-    saved = np.load(half / "arrays.npz")
-    assert len(saved["buffer/reward"]) == 1000
     torch.load(half / "tensors.pt", weights_only=True)
+    saved = load_checkpoint(half)[0]["runner"]["buffer"]
+    assert len(saved["buffer/reward"]) == 1000
 
     second = tmp_path / "second.json"
     precision = torch.backends.mkldnn.matmul.fp32_precision
@@ -374,12 +372,10 @@ def test_run_dir_tags_target_reward_and_resume_with_the_replay_buffer_intact(tmp
     assert torch.backends.mkldnn.matmul.fp32_precision == precision  # the training mode is undone
     out = json.loads(second.read_text())
     assert out["env_steps"] == 2000
-    final = np.load(Path(out["run_dir"]) / "checkpoints" / "step-000002000" / "arrays.npz")
+    final = load_checkpoint(Path(out["run_dir"]) / "checkpoints" / "step-000002000")[0]["runner"]["buffer"]
     assert len(final["buffer/reward"]) == 2000
-    for key in ("obs", "action", "reward", "next_obs", "terminated"):
+    for key in ("obs", "action", "reward", "next_obs", "terminated", "done"):  # CartPole resumes exactly
         np.testing.assert_array_equal(final[f"buffer/{key}"][:1000], saved[f"buffer/{key}"])
-    np.testing.assert_array_equal(final["buffer/done"][:999], saved["buffer/done"][:999])
-    assert final["buffer/done"][999]  # the envs restarted: the trajectory before the resume ends there
 
     assert np.float32(1e-39) * np.float32(1.0) != 0  # denormals are flushed only while training
 

@@ -1,8 +1,8 @@
-import time
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import envs
 from core.errors import EnvWorkerError, UnknownNameError, UserError
@@ -112,16 +112,14 @@ def test_subproc_matches_sync():
         sub.close()
 
 
-def test_worker_exception_reaches_parent_quickly_with_env_index():
+def test_worker_exception_reaches_parent_with_env_index_and_the_users_line():
     factories = [death_factory()] + [death_factory(fail_at=2)] + [death_factory()]
     venv = SubprocVecEnv(factories, name="death")
     venv.reset(seed=0)
     venv.step(zero_actions(venv))
-    start = time.monotonic()
-    with pytest.raises(EnvWorkerError, match=r"env 1 raised RuntimeError: scripted failure") as info:
+    with pytest.raises(EnvWorkerError, match=r"env 1 raised RuntimeError: scripted failure \(tests/toy_envs.py:\d+\) "
+                                             r"while stepping"):
         venv.step(zero_actions(venv))
-    assert time.monotonic() - start < 10
-    assert "worker traceback" in str(info.value)
     assert all(not p.is_alive() for p in venv._procs)  # no orphans
 
 

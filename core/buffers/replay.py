@@ -4,7 +4,8 @@ Storage is declared once as a layout: field name -> (item shape, dtype), or -> a
 observations (`{"obs": {"pos": ((2,), np.float32), "goal": ((), np.int64)}, ...}`). Writes take a batch of
 items (the n_envs transitions of one vector step, or whole episodes) and go in with one vectorised copy per
 field; sampling returns the same nesting. `state()` / `load_state()` save and restore everything, so a
-resumed run continues with the buffer intact.
+resumed run continues with the buffer intact. A buffer that would not fit in memory is refused before it is
+allocated.
 """
 from __future__ import annotations
 
@@ -12,12 +13,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-Layout = Mapping[str, Any]  # name -> (shape, dtype) | nested Layout
-
-
-def _alloc(layout: Layout, capacity: int) -> dict[str, Any]:
-    return {name: _alloc(spec, capacity) if isinstance(spec, Mapping)
-            else np.zeros((capacity, *spec[0]), dtype=spec[1]) for name, spec in layout.items()}
+from core.buffers.memory import Layout, allocate
 
 
 def _write(store: dict[str, Any], values: Mapping[str, Any], slots: np.ndarray) -> None:
@@ -44,11 +40,12 @@ def _leaves(store: dict[str, Any], prefix: str = "") -> list[tuple[str, np.ndarr
 class ReplayBuffer:
     """A ring buffer of `capacity` items (transitions or whole episodes) laid out as `layout`."""
 
-    def __init__(self, capacity: int, layout: Layout) -> None:
+    def __init__(self, capacity: int, layout: Layout, what: str = "replay buffer",
+                 hint: str = "lower algo.buffer_size") -> None:
         if capacity < 1:
             raise ValueError(f"replay buffer capacity must be at least 1, got {capacity}")
         self.capacity = capacity
-        self.data = _alloc(layout, capacity)
+        self.data = allocate(layout, (capacity,), what, hint)
         self.size = 0
         self.pos = 0
 

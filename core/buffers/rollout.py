@@ -5,20 +5,21 @@ from typing import Mapping
 
 import numpy as np
 
+from core.buffers.memory import allocate
+
 
 class RolloutBuffer:
     """Fixed-length on-policy storage: one pre-allocated array per field, shaped [T, n_envs, *field_shape].
 
     Fields are declared once (`{name: (shape, dtype)}`); `add` copies a step's arrays into row t with one
-    vectorised write per field.
+    vectorised write per field. Storage that would not fit in memory is refused before it is allocated.
     """
 
-    def __init__(self, n_steps: int, n_envs: int, fields: Mapping[str, tuple[tuple[int, ...], np.dtype]]) -> None:
+    def __init__(self, n_steps: int, n_envs: int, fields: Mapping[str, tuple[tuple[int, ...], np.dtype]],
+                 hint: str = "lower algo.rollout_steps (or algo.n_steps) or train.n_envs") -> None:
         self.n_steps = n_steps
         self.n_envs = n_envs
-        self.data: dict[str, np.ndarray] = {
-            name: np.zeros((n_steps, n_envs, *shape), dtype=dtype) for name, (shape, dtype) in fields.items()
-        }
+        self.data: dict[str, np.ndarray] = allocate(fields, (n_steps, n_envs), "rollout buffer", hint)
         self.t = 0
 
     def add(self, **values: np.ndarray) -> None:

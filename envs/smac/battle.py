@@ -14,8 +14,13 @@ import numpy as np
 from envs.smac.maps import MAP_SIZE, SMACMap
 from envs.smac.roster import FixedRoster
 from envs.smac.units import (
-    MEDIVAC_ENERGY_REGEN, MEDIVAC_HP_PER_ENERGY, MEDIVAC_MAX_ENERGY, MEDIVAC_START_ENERGY, SHIELD_REGEN_DELAY,
-    SHIELD_REGEN_PER_SECOND, UnitTable,
+    MEDIVAC_ENERGY_REGEN,
+    MEDIVAC_HP_PER_ENERGY,
+    MEDIVAC_MAX_ENERGY,
+    MEDIVAC_START_ENERGY,
+    SHIELD_REGEN_DELAY,
+    SHIELD_REGEN_PER_SECOND,
+    UnitTable,
 )
 
 TICKS_PER_STEP = 8
@@ -120,6 +125,20 @@ class Battle:
         self._ea_base = np.arange(n_envs * e).reshape(n_envs, e) * a  # [B, E, A] array: row (b, e) starts here
         # enemy auto-acquire distance to each ally, contiguous [B, E, A] (refreshed at reset when generated)
         self.scan_ea = np.ascontiguousarray(self.scan_reach[:, a:, :a])
+
+    # -- saving -----------------------------------------------------------------------------------------
+    def state_dict(self) -> dict[str, np.ndarray]:
+        """Copies of every array that can change during battles (public and writeable: unit state, and the
+        per-env stats of generated rosters); private arrays are fixed indices or scratch buffers."""
+        return {name: value.copy() for name, value in vars(self).items()
+                if not name.startswith("_") and isinstance(value, np.ndarray) and value.flags.writeable}
+
+    def load_state_dict(self, state: dict[str, np.ndarray]) -> None:
+        mine = self.state_dict()
+        if set(state) != set(mine) or any(state[k].shape != mine[k].shape for k in mine):
+            raise ValueError("saved battle state does not match this map and number of envs")
+        for name, value in state.items():
+            setattr(self, name, value.astype(mine[name].dtype, copy=True))
 
     # -- episodes ---------------------------------------------------------------------------------------
     def _set_unit_stats(self, idx: np.ndarray | slice, kinds: np.ndarray) -> None:

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -12,7 +13,6 @@ from envs.smac.battle import Battle
 from envs.smac.features import FeatureFlags, Features
 from envs.smac.heuristic import HeuristicPolicy
 from envs.smac.maps import SMACMap
-
 
 OBS_BLOCK_BYTES = 1 << 20  # observations of this many bytes are computed at once (fits in L2)
 
@@ -65,6 +65,22 @@ class SMACBatch:
     def seed(self, seed: int | None) -> None:
         self.rng = np.random.default_rng(seed)
         self.battle.rng = self.rng
+
+    def state_dict(self) -> dict[str, Any]:
+        """Everything that changes while battles run: battle arrays, random stream, last actions."""
+        state = {"battle": self.battle.state_dict(), "rng": self.rng.bit_generator.state,
+                 "last_action": self.last_action.copy(), "max_reward": self.max_reward}
+        if self.heuristic is not None:
+            state["heuristic_target"] = self.heuristic.target.copy()
+        return state
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.battle.load_state_dict(state["battle"])
+        self.rng.bit_generator.state = state["rng"]
+        self.last_action[...] = state["last_action"]
+        self.max_reward = state["max_reward"]
+        if self.heuristic is not None:
+            self.heuristic.target = state["heuristic_target"].copy()
 
     def reset(self, mask: np.ndarray) -> None:
         self.battle.reset(mask)

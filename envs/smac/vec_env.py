@@ -1,7 +1,7 @@
 """The simulator's vector-env face: `envs.make_vec("smac_3m", n_envs=256)` steps every battle in one call."""
 from __future__ import annotations
 
-from typing import Mapping
+from typing import Any, Mapping
 
 import numpy as np
 from gymnasium import spaces
@@ -43,6 +43,21 @@ class SMACVecEnv(VecEnv):
             self.arrays[key][:] = False
         self.arrays[f"rewards/{GROUP}"][:] = 0.0
         self._write_obs(self.core.all, "")
+        return self._step
+
+    @property
+    def exact_resume(self) -> bool:
+        return True
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"exact": True, "core": self.core.state_dict(), "returns": self._returns.copy(),
+                "arrays": {k: v.copy() for k, v in self.arrays.items()}}
+
+    def load_state_dict(self, state: dict[str, Any], reset_seed: int | None = None) -> VecStep:
+        self.core.load_state_dict(state["core"])
+        self._returns[...] = state["returns"]
+        for key, value in state["arrays"].items():
+            self.arrays[key][...] = value
         return self._step
 
     def step(self, actions: Mapping[str, np.ndarray]) -> VecStep:

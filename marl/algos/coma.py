@@ -18,40 +18,38 @@ import numpy as np
 import torch
 from torch import nn
 
-from core.config import require_at_least_one
+from core.config import NonNegativeInt, PositiveFloat, PositiveInt, Probability, Width, Widths
 from core.errors import UserError
-from core.nn import MultiLinear
+from core.nn import MultiLinear, set_lr
+from core.run_state import RunState
 from envs.spec import EnvSpec
 from marl.algos.qmix import EpsilonExploration, GroupQNet
 
 
 @dataclass
 class COMAConfig:
-    rollout_steps: int = 8  # vector steps collected per iteration
-    batch_episodes: int = 8  # fresh episodes per update
-    lr: float = 5e-4
-    critic_lr: float = 5e-4
-    gamma: float = 0.99
-    td_lambda: float = 0.8
-    critic_steps: int = 1  # critic gradient steps per batch before the actor step
-    target_update_interval: int = 200  # critic updates between target copies
-    epsilon_start: float = 0.5
-    epsilon_finish: float = 0.01
-    epsilon_anneal_steps: int = 100_000
+    """Hyperparameters of COMA. Steps count env steps."""
+
+    rollout_steps: PositiveInt = 8  # vector steps collected per iteration
+    batch_episodes: PositiveInt = 8  # fresh episodes per update
+    lr: PositiveFloat = 5e-4
+    critic_lr: PositiveFloat = 5e-4
+    gamma: Probability = 0.99
+    td_lambda: Probability = 0.8
+    critic_steps: PositiveInt = 1  # critic gradient steps per batch before the actor step
+    target_update_interval: PositiveInt = 200  # critic updates between target copies
+    epsilon_start: Probability = 0.5
+    epsilon_finish: Probability = 0.01
+    epsilon_anneal_steps: NonNegativeInt = 100_000
     policy: Literal["mlp", "gru"] = "gru"
-    hidden_sizes: tuple[int, ...] = (64,)
-    rnn_hidden: int = 64
-    critic_hidden: int = 128
+    hidden_sizes: Widths = (64,)
+    rnn_hidden: Width = 64
+    critic_hidden: Width = 128
     share_params: bool = True
     agent_id: bool = True
     input_norm: bool = False
-    max_grad_norm: float = 10.0
-    max_episode_len: int = 0  # 0: the env's own episode limit
-
-    def __post_init__(self) -> None:
-        require_at_least_one(self, "batch_episodes", "rollout_steps", "critic_steps")
-        if not 0 <= self.td_lambda <= 1:
-            raise ValueError("td_lambda must lie in [0, 1]")
+    max_grad_norm: PositiveFloat = 10.0
+    max_episode_len: NonNegativeInt = 0  # 0: the env's own episode limit
 
 
 def epsilon_floor_policy(logits: torch.Tensor, avail: torch.Tensor, epsilon: float) -> torch.Tensor:
@@ -87,11 +85,13 @@ def td_lambda_returns(rewards: torch.Tensor, continues: torch.Tensor, next_value
 class COMA(EpsilonExploration):
     """COMA for a single agent group (every SMAC map; PettingZoo envs whose agents share spaces)."""
 
-    def __init__(self, spec: EnvSpec, cfg: COMAConfig, device: str | torch.device = "cpu") -> None:
+    def __init__(self, spec: EnvSpec, cfg: COMAConfig, device: str | torch.device = "cpu",
+                 run: RunState | None = None) -> None:
         if len(spec.groups) != 1:
             raise UserError("coma needs agents with identical spaces (one group); this env has "
                             f"{len(spec.groups)}: use mappo, ippo, iql, vdn or qmix")
         self.spec, self.cfg, self.device = spec, cfg, torch.device(device)
+        self.run = run or RunState()  # a training run passes its own (clock, seeded streams)
         self.group = g = spec.groups[0]
         self.actor = GroupQNet(g, cfg).to(self.device)  # outputs action logits
         n, a = g.n_agents, g.n_actions
@@ -103,10 +103,8 @@ class COMA(EpsilonExploration):
         self.actor_opt = torch.optim.Adam(self.actor.parameters(), lr=cfg.lr)
         self.critic_opt = torch.optim.Adam(self.critic.parameters(), lr=cfg.critic_lr)
         self.eye = torch.eye(n, device=self.device)
-        self.env_steps = 0
         self.critic_updates = 0
         self.on_policy_episodes = cfg.batch_episodes  # the runner trains on exactly the fresh episodes
-        self.rng = np.random.default_rng(0)
 
     @torch.no_grad()
     def act(self, obs, avail, state, hidden, starts, deterministic: bool = False, with_value: bool = True) -> dict:
@@ -189,8 +187,7 @@ class COMA(EpsilonExploration):
     def state_dict(self) -> dict:
         return {"actor": self.actor.state_dict(), "critic": self.critic.state_dict(),
                 "target_critic": self.target_critic.state_dict(), "actor_opt": self.actor_opt.state_dict(),
-                "critic_opt": self.critic_opt.state_dict(),
-                "counters": torch.tensor([self.env_steps, self.critic_updates], dtype=torch.int64)}
+                "critic_opt": self.critic_opt.state_dict(), "critic_updates": self.critic_updates}
 
     def load_state_dict(self, state: dict) -> None:
         self.actor.load_state_dict(state["actor"])
@@ -198,4 +195,6 @@ class COMA(EpsilonExploration):
         self.target_critic.load_state_dict(state["target_critic"])
         self.actor_opt.load_state_dict(state["actor_opt"])
         self.critic_opt.load_state_dict(state["critic_opt"])
-        self.env_steps, self.critic_updates = (int(v) for v in state["counters"])
+        set_lr(self.actor_opt, self.cfg.lr)  # the config's (a resumed run may change them)
+        set_lr(self.critic_opt, self.cfg.critic_lr)
+        self.critic_updates = int(state["critic_updates"])

@@ -14,8 +14,10 @@ import numpy as np
 import torch
 from torch import nn
 
-from core.config import require_at_least_one
+from core.config import NonNegativeFloat, PositiveFloat, PositiveInt, Probability, Width, Widths
+from core.nn import set_lr
 from core.normalizers import RunningNormalizer
+from core.run_state import RunState
 from envs.spec import AgentGroup, EnvSpec
 from marl.distributions import DiagGaussian, MaskedCategorical
 from marl.networks import AgentInput, AgentNet
@@ -26,38 +28,35 @@ from marl.onpolicy import RolloutBatch
 class MAPPOConfig:
     """Hyperparameters of MAPPO/IPPO. Step counts are per env (a rollout is rollout_steps x n_envs env steps)."""
 
-    rollout_steps: int = 100
-    ppo_epochs: int = 10
-    num_minibatches: int = 1
-    lr: float = 7e-4
-    critic_lr: float = 7e-4
-    gamma: float = 0.99
-    gae_lambda: float = 0.95
-    clip: float = 0.2
-    value_clip: float = 0.2
-    entropy_coef: float = 0.01
-    value_coef: float = 1.0
-    max_grad_norm: float = 10.0
-    huber_delta: float = 10.0
+    rollout_steps: PositiveInt = 100
+    ppo_epochs: PositiveInt = 10
+    num_minibatches: PositiveInt = 1
+    lr: PositiveFloat = 7e-4
+    critic_lr: PositiveFloat = 7e-4
+    gamma: Probability = 0.99
+    gae_lambda: Probability = 0.95
+    clip: PositiveFloat = 0.2
+    value_clip: NonNegativeFloat = 0.2  # 0: no value clipping
+    entropy_coef: NonNegativeFloat = 0.01
+    value_coef: NonNegativeFloat = 1.0
+    max_grad_norm: PositiveFloat = 10.0
+    huber_delta: NonNegativeFloat = 10.0  # 0: squared error
     value_norm: bool = True
     advantage_norm: bool = True
     share_params: bool = True
     agent_id: bool = True
     policy: Literal["mlp", "gru"] = "mlp"
-    hidden_sizes: tuple[int, ...] = (64, 64)
-    rnn_hidden: int = 64
-    chunk_len: int = 10
+    hidden_sizes: Widths = (64, 64)
+    rnn_hidden: Width = 64
+    chunk_len: PositiveInt = 10
     activation: Literal["relu", "tanh"] = "relu"
     input_norm: bool = True
     critic_input: Literal["state", "obs"] = "state"
     log_std_init: float = -0.5
 
     def __post_init__(self) -> None:
-        require_at_least_one(self, "rollout_steps", "ppo_epochs", "num_minibatches", "chunk_len", "rnn_hidden")
         if self.policy == "gru" and self.rollout_steps % self.chunk_len:
             raise ValueError(f"rollout_steps ({self.rollout_steps}) must be a multiple of chunk_len ({self.chunk_len})")
-        if not 0 <= self.gamma <= 1 or not 0 <= self.gae_lambda <= 1:
-            raise ValueError("gamma and gae_lambda must lie in [0, 1]")
 
 
 class GroupActorCritic(nn.Module):
@@ -99,8 +98,10 @@ class GroupActorCritic(nn.Module):
 class MAPPO:
     """On-policy actor-critic for every agent group of an env (see module docstring)."""
 
-    def __init__(self, spec: EnvSpec, cfg: MAPPOConfig, device: str | torch.device = "cpu") -> None:
+    def __init__(self, spec: EnvSpec, cfg: MAPPOConfig, device: str | torch.device = "cpu",
+                 run: RunState | None = None) -> None:
         self.spec = spec
+        self.run = run or RunState()  # a training run passes its own (clock, seeded streams)
         self.cfg = cfg
         self.device = torch.device(device)
         self.nets = nn.ModuleDict({g.name: GroupActorCritic(g, spec.state_shape, cfg) for g in spec.groups}).to(self.device)
@@ -251,6 +252,7 @@ class MAPPO:
         self.nets.load_state_dict(state["nets"])
         self.value_norm.load_state_dict(state["value_norm"])
         self.optimizer.load_state_dict(state["optimizer"])
+        set_lr(self.optimizer, self.cfg.lr, self.cfg.critic_lr)  # the config's (a resumed run may change them)
 
 
 def _value_loss(err: torch.Tensor, huber_delta: float) -> torch.Tensor:

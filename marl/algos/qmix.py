@@ -14,7 +14,9 @@ import numpy as np
 import torch
 from torch import nn
 
-from core.config import require_at_least_one
+from core.config import NonNegativeInt, PositiveFloat, PositiveInt, Probability, Width, Widths
+from core.nn import set_lr
+from core.run_state import RunState
 from envs.spec import AgentGroup, EnvSpec
 from marl.mixers import QMixer, VDNMixer
 from marl.networks import AgentInput, AgentNet
@@ -25,33 +27,36 @@ class QMIXConfig:
     """Hyperparameters of IQL/VDN/QMIX (the --algo name sets `mixer`). Steps count env steps."""
 
     mixer: Literal["none", "vdn", "qmix"] = "qmix"
-    rollout_steps: int = 8  # vector steps collected per iteration
-    updates_per_iteration: int = 1
-    batch_size: int = 32  # episodes per update
-    buffer_size: int = 5000  # episodes
-    learning_starts: int = 32  # episodes in the buffer before updates start
-    lr: float = 5e-4
-    gamma: float = 0.99
+    rollout_steps: PositiveInt = 8  # vector steps collected per iteration
+    updates_per_iteration: PositiveInt = 1
+    batch_size: PositiveInt = 32  # episodes per update
+    buffer_size: PositiveInt = 5000  # episodes
+    learning_starts: NonNegativeInt = 32  # episodes in the buffer before updates start
+    lr: PositiveFloat = 5e-4
+    gamma: Probability = 0.99
     double_q: bool = True
-    target_update_interval: int = 200  # updates between hard target-network copies
-    epsilon_start: float = 1.0
-    epsilon_finish: float = 0.05
-    epsilon_anneal_steps: int = 50_000
+    target_update_interval: PositiveInt = 200  # updates between hard target-network copies
+    epsilon_start: Probability = 1.0
+    epsilon_finish: Probability = 0.05
+    epsilon_anneal_steps: NonNegativeInt = 50_000
     policy: Literal["mlp", "gru"] = "gru"
-    hidden_sizes: tuple[int, ...] = (64,)
-    rnn_hidden: int = 64
+    hidden_sizes: Widths = (64,)
+    rnn_hidden: Width = 64
     share_params: bool = True
     agent_id: bool = True
     input_norm: bool = False
-    mixing_embed: int = 32
-    hypernet_embed: int = 64
-    max_grad_norm: float = 10.0
-    max_episode_len: int = 0  # 0: the env's own episode limit
+    mixing_embed: Width = 32
+    hypernet_embed: Width = 64
+    max_grad_norm: PositiveFloat = 10.0
+    max_episode_len: NonNegativeInt = 0  # 0: the env's own episode limit
 
     def __post_init__(self) -> None:
-        require_at_least_one(self, "rollout_steps", "batch_size", "buffer_size", "target_update_interval", "rnn_hidden")
-        if not 0 <= self.epsilon_finish <= self.epsilon_start <= 1:
-            raise ValueError("need 0 <= epsilon_finish <= epsilon_start <= 1")
+        if self.epsilon_finish > self.epsilon_start:
+            raise ValueError(f"epsilon_finish ({self.epsilon_finish}) must not exceed epsilon_start "
+                             f"({self.epsilon_start})")
+        for key in ("batch_size", "learning_starts"):  # the buffer never holds more than buffer_size episodes
+            if getattr(self, key) > self.buffer_size:
+                raise ValueError(f"{key} ({getattr(self, key)}) must not exceed buffer_size ({self.buffer_size})")
 
 
 class GroupQNet(nn.Module):
@@ -76,12 +81,12 @@ class GroupQNet(nn.Module):
 class EpsilonExploration:
     """Mixin for recurrent agents that explore with an epsilon annealed by env steps (linearly from
     epsilon_start to epsilon_finish over epsilon_anneal_steps). Needs self.cfg, self.spec, self.device and
-    self.env_steps."""
+    self.run (the run's clock and random streams)."""
 
     @property
     def epsilon(self) -> float:
         cfg = self.cfg
-        frac = min(self.env_steps / max(cfg.epsilon_anneal_steps, 1), 1.0)
+        frac = min(self.run.clock.env_steps / max(cfg.epsilon_anneal_steps, 1), 1.0)
         return cfg.epsilon_start + frac * (cfg.epsilon_finish - cfg.epsilon_start)
 
     def initial_hidden(self, n_envs: int) -> dict:
@@ -93,8 +98,10 @@ class EpsilonExploration:
 class ValueDecomposition(EpsilonExploration):
     """IQL / VDN / QMIX agent over every (discrete) group of an env."""
 
-    def __init__(self, spec: EnvSpec, cfg: QMIXConfig, device: str | torch.device = "cpu") -> None:
+    def __init__(self, spec: EnvSpec, cfg: QMIXConfig, device: str | torch.device = "cpu",
+                 run: RunState | None = None) -> None:
         self.spec, self.cfg, self.device = spec, cfg, torch.device(device)
+        self.run = run or RunState()  # a training run passes its own (clock, seeded streams)
         self.nets = nn.ModuleDict({g.name: GroupQNet(g, cfg) for g in spec.groups}).to(self.device)
         n_agents = sum(g.n_agents for g in spec.groups)
         state_dim = int(np.prod(spec.state_shape))
@@ -106,9 +113,7 @@ class ValueDecomposition(EpsilonExploration):
         params = list(self.nets.parameters()) + (list(self.mixer.parameters()) if self.mixer is not None else [])
         self.params = params
         self.optimizer = torch.optim.Adam(params, lr=cfg.lr)
-        self.env_steps = 0
         self.updates = 0
-        self.rng = np.random.default_rng(0)
 
     @torch.no_grad()
     def act(self, obs, avail, state, hidden, starts, deterministic: bool = False, with_value: bool = True) -> dict:
@@ -120,9 +125,9 @@ class ValueDecomposition(EpsilonExploration):
             mask = torch.as_tensor(avail[name], device=self.device)
             actions = q[0].masked_fill(~mask, -torch.inf).argmax(-1).cpu().numpy()
             if not deterministic:
-                avail_np = avail[name]
-                explore = self.rng.random(actions.shape) < self.epsilon
-                random_actions = np.argmax(self.rng.random(avail_np.shape) * avail_np, axis=-1)
+                avail_np, rng = avail[name], self.run.rng("explore")
+                explore = rng.random(actions.shape) < self.epsilon
+                random_actions = np.argmax(rng.random(avail_np.shape) * avail_np, axis=-1)
                 actions = np.where(explore, random_actions, actions)
             out[name] = (torch.as_tensor(actions), None, None, (h, h))
         return out
@@ -189,8 +194,7 @@ class ValueDecomposition(EpsilonExploration):
     # -- persistence ------------------------------------------------------------------------------------
     def state_dict(self) -> dict:
         state = {"nets": self.nets.state_dict(), "target_nets": self.target_nets.state_dict(),
-                 "optimizer": self.optimizer.state_dict(),
-                 "counters": torch.tensor([self.env_steps, self.updates], dtype=torch.int64)}
+                 "optimizer": self.optimizer.state_dict(), "updates": self.updates}
         if self.mixer is not None:
             state.update(mixer=self.mixer.state_dict(), target_mixer=self.target_mixer.state_dict())
         return state
@@ -199,7 +203,8 @@ class ValueDecomposition(EpsilonExploration):
         self.nets.load_state_dict(state["nets"])
         self.target_nets.load_state_dict(state["target_nets"])
         self.optimizer.load_state_dict(state["optimizer"])
-        self.env_steps, self.updates = (int(v) for v in state["counters"])
+        set_lr(self.optimizer, self.cfg.lr)  # the config's (a resumed run may change it)
+        self.updates = int(state["updates"])
         if self.mixer is not None:
             self.mixer.load_state_dict(state["mixer"])
             self.target_mixer.load_state_dict(state["target_mixer"])

@@ -10,7 +10,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from core.config import require_at_least_one
+from core.config import NonNegativeInt, PositiveFloat, PositiveFraction, PositiveInt, Probability, WidthList
+from core.run_state import RunState
 from single_agent.agent import Agent, OffPolicyConfig, adam, adam_step, soft_update
 from single_agent.mlp_backprop import MLPBackprop
 from single_agent.networks import QNetwork
@@ -18,31 +19,27 @@ from single_agent.networks import QNetwork
 
 @dataclass
 class DQNConfig(OffPolicyConfig):
-    buffer_size: int = 100_000
-    batch_size: int = 64
-    learning_starts: int = 1000
-    lr: float = 1e-4
-    tau: float = 1.0                   # 1.0: hard copies every target_update_interval updates
-    target_update_interval: int = 1000  # gradient updates between target updates
+    buffer_size: PositiveInt = 100_000
+    batch_size: PositiveInt = 64
+    learning_starts: NonNegativeInt = 1000
+    lr: PositiveFloat = 1e-4
+    tau: PositiveFraction = 1.0                # 1.0: hard copies every target_update_interval updates
+    target_update_interval: PositiveInt = 1000  # gradient updates between target updates
     double_q: bool = True
     dueling: bool = False
-    n_step: int = 1
-    epsilon_start: float = 1.0
-    epsilon_finish: float = 0.05
-    epsilon_anneal_steps: int = 10_000  # env steps
-    max_grad_norm: float = 10.0
-    hidden_sizes: list[int] = field(default_factory=lambda: [64, 64])
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        require_at_least_one(self, "n_step", "target_update_interval")
+    n_step: PositiveInt = 1
+    epsilon_start: Probability = 1.0
+    epsilon_finish: Probability = 0.05
+    epsilon_anneal_steps: NonNegativeInt = 10_000  # env steps
+    max_grad_norm: PositiveFloat = 10.0
+    hidden_sizes: WidthList = field(default_factory=lambda: [64, 64])
 
 
 class DQN(Agent):
     """Discrete actions only. `train` makes gradient steps on consecutive runs of `batch_size` sampled rows."""
 
-    def __init__(self, observation_space, action_space, cfg: DQNConfig, device="cpu", total_steps: int = 0) -> None:
-        super().__init__(observation_space, action_space, cfg, device, total_steps)
+    def __init__(self, observation_space, action_space, cfg: DQNConfig, device="cpu", run: RunState | None = None) -> None:
+        super().__init__(observation_space, action_space, cfg, device, run)
         self.q = QNetwork(self.obs_dim, self.act_dim, cfg.hidden_sizes, cfg.dueling).to(self.device)
         self.q_target = copy.deepcopy(self.q).requires_grad_(False)
         self.optimizer = adam(self.q.parameters(), lr=cfg.lr)
@@ -55,7 +52,7 @@ class DQN(Agent):
     @property
     def epsilon(self) -> float:
         cfg = self.cfg
-        frac = min(1.0, self.env_steps / max(cfg.epsilon_anneal_steps, 1))
+        frac = min(1.0, self.run.clock.env_steps / max(cfg.epsilon_anneal_steps, 1))
         return cfg.epsilon_start + frac * (cfg.epsilon_finish - cfg.epsilon_start)
 
     def q_values(self, obs: torch.Tensor) -> torch.Tensor:

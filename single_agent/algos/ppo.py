@@ -3,45 +3,45 @@ MLPs; Categorical policies for Discrete actions, diagonal Gaussians (state-indep
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import torch
 from torch import nn
 from torch.distributions import Categorical, Normal
 
-from core.config import require_at_least_one
+from core.config import NonNegativeFloat, PositiveFloat, PositiveInt, Probability, WidthList
+from core.run_state import RunState
 from single_agent.agent import Agent, adam
 from single_agent.networks import mlp
 
 
 @dataclass
 class PPOConfig:
-    n_steps: int = 2048          # vector steps per rollout (x n_envs env steps)
-    batch_size: int = 64         # minibatch size in transitions
-    n_epochs: int = 10
-    lr: float = 3e-4
-    anneal: bool = False         # decay lr and clip range linearly to 0 over the run (train.steps)
-    gamma: float = 0.99
-    gae_lambda: float = 0.95
-    clip_range: float = 0.2
-    ent_coef: float = 0.0
-    vf_coef: float = 0.5
-    max_grad_norm: float = 0.5
-    normalize_advantage: bool = True
-    hidden_sizes: list[int] = field(default_factory=lambda: [64, 64])
-    activation: str = "tanh"
-    log_std_init: float = 0.0
+    """Hyperparameters of PPO."""
 
-    def __post_init__(self) -> None:
-        require_at_least_one(self, "n_steps", "batch_size", "n_epochs")
+    n_steps: PositiveInt = 2048  # vector steps per rollout (x n_envs env steps)
+    batch_size: PositiveInt = 64  # minibatch size in transitions
+    n_epochs: PositiveInt = 10
+    lr: PositiveFloat = 3e-4
+    anneal: bool = False         # decay lr and clip range linearly to 0 over the run (train.steps)
+    gamma: Probability = 0.99
+    gae_lambda: Probability = 0.95
+    clip_range: PositiveFloat = 0.2
+    ent_coef: NonNegativeFloat = 0.0
+    vf_coef: NonNegativeFloat = 0.5
+    max_grad_norm: PositiveFloat = 0.5
+    normalize_advantage: bool = True
+    hidden_sizes: WidthList = field(default_factory=lambda: [64, 64])
+    activation: Literal["relu", "tanh"] = "tanh"
+    log_std_init: float = 0.0
 
 
 class PPO(Agent):
     """Discrete or Box actions; Box actions are clipped to the env's bounds on the way out."""
 
-    def __init__(self, observation_space, action_space, cfg: PPOConfig, device="cpu", total_steps: int = 0) -> None:
-        super().__init__(observation_space, action_space, cfg, device, total_steps)
+    def __init__(self, observation_space, action_space, cfg: PPOConfig, device="cpu", run: RunState | None = None) -> None:
+        super().__init__(observation_space, action_space, cfg, device, run)
         self.actor = mlp(self.obs_dim, cfg.hidden_sizes, self.act_dim, cfg.activation, out_gain=0.01).to(self.device)
         self.critic = mlp(self.obs_dim, cfg.hidden_sizes, 1, cfg.activation, out_gain=1.0).to(self.device)
         params = [*self.actor.parameters(), *self.critic.parameters()]
@@ -100,9 +100,7 @@ class PPO(Agent):
         return self.critic(self.obs_tensor(obs)).squeeze(-1).cpu().numpy()
 
     def _progress_left(self) -> float:
-        if not self.cfg.anneal or self.total_steps <= 0:
-            return 1.0
-        return max(1.0 - self.env_steps / self.total_steps, 0.0)
+        return 1.0 - self.run.clock.progress if self.cfg.anneal else 1.0
 
     def update(self, data: dict[str, np.ndarray]) -> dict[str, float]:
         """Clipped PPO epochs over one rollout: obs, action, logp, value, advantage, return ([N, ...] each)."""

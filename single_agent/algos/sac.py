@@ -9,6 +9,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from core.config import EnsembleSize, PositiveFloat, PositiveInt
+from core.run_state import RunState
 from single_agent.agent import Agent, OffPolicyConfig, adam, adam_step, soft_update
 from single_agent.mlp_backprop import EnsembleBackprop, MLPBackprop
 from single_agent.networks import CriticEnsemble, SquashedGaussianActor, squashed_sample
@@ -16,18 +18,18 @@ from single_agent.networks import CriticEnsemble, SquashedGaussianActor, squashe
 
 @dataclass
 class SACConfig(OffPolicyConfig):
-    n_critics: int = 2
-    alpha: float = 1.0               # initial entropy coefficient
+    n_critics: EnsembleSize = 2
+    alpha: PositiveFloat = 1.0       # initial entropy coefficient
     auto_alpha: bool = True          # tune alpha towards target_entropy
     target_entropy: float | None = None  # default -dim(A)
-    target_update_interval: int = 1  # gradient updates between soft target updates
+    target_update_interval: PositiveInt = 1  # gradient updates between soft target updates
 
 
 class SAC(Agent):
     """Continuous (Box) actions only; actions live in [-1, 1] and are rescaled to the env's bounds."""
 
-    def __init__(self, observation_space, action_space, cfg: SACConfig, device="cpu", total_steps: int = 0) -> None:
-        super().__init__(observation_space, action_space, cfg, device, total_steps)
+    def __init__(self, observation_space, action_space, cfg: SACConfig, device="cpu", run: RunState | None = None) -> None:
+        super().__init__(observation_space, action_space, cfg, device, run)
         self.actor = SquashedGaussianActor(self.obs_dim, self.act_dim, cfg.hidden_sizes).to(self.device)
         self.critic = CriticEnsemble(cfg.n_critics, self.obs_dim, self.act_dim, cfg.hidden_sizes).to(self.device)
         self.critic_target = copy.deepcopy(self.critic).requires_grad_(False)

@@ -4,43 +4,36 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import torch
 
-from core.config import require_at_least_one
+from core.config import EnsembleSize, NonNegativeFloat, PositiveFloat, PositiveInt, WidthList
+from core.run_state import RunState
 from single_agent.agent import Agent, OffPolicyConfig, adam, soft_update, step_on
 from single_agent.networks import CriticEnsemble, DeterministicActor
-
-NOISE_TYPES = ("gaussian", "ou")
 
 
 @dataclass
 class TD3Config(OffPolicyConfig):
-    n_critics: int = 2
-    policy_delay: int = 2          # critic updates per actor (and target) update
-    target_noise: float = 0.2      # std of the smoothing noise on target actions (in [-1, 1] units)
-    target_noise_clip: float = 0.5
-    action_noise: float = 0.1      # std (scale) of the exploration noise (in [-1, 1] units)
-    noise_type: str = "gaussian"   # gaussian (independent each step) or ou (Ornstein-Uhlenbeck, correlated)
-    ou_theta: float = 0.15         # OU mean reversion per unit time; with ou_dt, correlated over ~1/(theta*dt) steps
-    ou_dt: float = 0.01
-    lr: float = 1e-3
-    hidden_sizes: list[int] = field(default_factory=lambda: [400, 300])
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        require_at_least_one(self, "n_critics", "policy_delay")
-        if self.noise_type not in NOISE_TYPES:
-            raise ValueError(f"noise_type must be one of {', '.join(NOISE_TYPES)}, got {self.noise_type!r}")
+    n_critics: EnsembleSize = 2
+    policy_delay: PositiveInt = 2  # critic updates per actor (and target) update
+    target_noise: NonNegativeFloat = 0.2  # std of the smoothing noise on target actions (in [-1, 1] units)
+    target_noise_clip: NonNegativeFloat = 0.5
+    action_noise: NonNegativeFloat = 0.1  # std (scale) of the exploration noise (in [-1, 1] units)
+    noise_type: Literal["gaussian", "ou"] = "gaussian"  # gaussian (independent each step) or ou (Ornstein-Uhlenbeck)
+    ou_theta: NonNegativeFloat = 0.15  # OU mean reversion per unit time; correlated over ~1/(theta*dt) steps
+    ou_dt: PositiveFloat = 0.01
+    lr: PositiveFloat = 1e-3
+    hidden_sizes: WidthList = field(default_factory=lambda: [400, 300])
 
 
 class TD3(Agent):
     """Continuous (Box) actions only; actions live in [-1, 1] and are rescaled to the env's bounds."""
 
-    def __init__(self, observation_space, action_space, cfg: TD3Config, device="cpu", total_steps: int = 0) -> None:
-        super().__init__(observation_space, action_space, cfg, device, total_steps)
+    def __init__(self, observation_space, action_space, cfg: TD3Config, device="cpu", run: RunState | None = None) -> None:
+        super().__init__(observation_space, action_space, cfg, device, run)
         self.actor = DeterministicActor(self.obs_dim, self.act_dim, cfg.hidden_sizes).to(self.device)
         self.critic = CriticEnsemble(cfg.n_critics, self.obs_dim, self.act_dim, cfg.hidden_sizes).to(self.device)
         self.actor_target = copy.deepcopy(self.actor).requires_grad_(False)

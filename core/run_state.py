@@ -1,0 +1,84 @@
+"""The one owner of a run's time and randomness: the clock and every random stream, saved with checkpoints.
+
+The training loop advances the clock (runners report the steps they took and never write counters);
+agents and runners read it for schedules (epsilon, learning-rate annealing) and phases (train_freq). Every
+random stream derives from the run seed: Python's `random`, NumPy's legacy global RNG, torch's global RNG
+(CPU and CUDA), and named NumPy Generators for exploration and replay sampling. `state_dict()` holds all of
+it, so a resumed run continues bit for bit.
+"""
+from __future__ import annotations
+
+import dataclasses
+import random
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+
+STREAMS = ("explore", "sample")  # named NumPy streams: exploration noise/epsilon draws, replay/warm-up sampling
+
+
+@dataclass
+class Clock:
+    """Training progress, counted by the training loop only."""
+
+    env_steps: int = 0      # steps of one env copy
+    vector_steps: int = 0   # steps of the whole vector env
+    iterations: int = 0     # collect-and-train iterations
+    episodes: int = 0       # training episodes finished
+    total_steps: int = 0    # the env-step budget (schedules' 100%)
+
+    def advance(self, n_env_steps: int, n_episodes: int = 0) -> None:
+        """Count one vector step of `n_env_steps` env steps in which `n_episodes` training episodes ended."""
+        self.env_steps += n_env_steps
+        self.vector_steps += 1
+        self.episodes += n_episodes
+
+    @property
+    def progress(self) -> float:
+        """Fraction of the budget done, in [0, 1] (0 when there is no budget)."""
+        return min(self.env_steps / self.total_steps, 1.0) if self.total_steps > 0 else 0.0
+
+
+class RunState:
+    """Clock and random streams of one run (see module docstring)."""
+
+    def __init__(self, seed: int = 0, total_steps: int = 0) -> None:
+        self.seed = seed
+        self.clock = Clock(total_steps=total_steps)
+        self.rngs = {name: np.random.default_rng([seed, i]) for i, name in enumerate(STREAMS)}
+
+    def rng(self, stream: str) -> np.random.Generator:
+        return self.rngs[stream]
+
+    def seed_globals(self) -> None:
+        """Seed Python's, NumPy's legacy and torch's global generators from the run seed."""
+        random.seed(self.seed)
+        np.random.seed(self.seed)
+        torch.manual_seed(self.seed)
+
+    def state_dict(self) -> dict[str, Any]:
+        """Clock and every stream's state (JSON values, arrays and tensors; see core.checkpoint)."""
+        state: dict[str, Any] = {
+            "clock": dataclasses.asdict(self.clock),
+            "streams": {name: rng.bit_generator.state for name, rng in self.rngs.items()},
+            "python": random.getstate(),
+            "numpy_legacy": np.random.get_state(legacy=False),
+            "torch": torch.get_rng_state(),
+        }
+        if torch.cuda.is_available() and torch.cuda.is_initialized():
+            state["torch_cuda"] = {str(i): s for i, s in enumerate(torch.cuda.get_rng_state_all())}
+        return state
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        total = self.clock.total_steps  # the budget is the resumed run's own, not the checkpoint's
+        self.clock = Clock(**{**state["clock"], "total_steps": total})
+        for name, rng in self.rngs.items():
+            rng.bit_generator.state = state["streams"][name]
+        random.setstate(state["python"])
+        np.random.set_state(state["numpy_legacy"])
+        torch.set_rng_state(state["torch"])
+        if "torch_cuda" in state and torch.cuda.is_available():
+            torch.cuda.set_rng_state_all([state["torch_cuda"][str(i)] for i in range(len(state["torch_cuda"]))])
+
