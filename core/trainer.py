@@ -38,6 +38,7 @@ from core.run_config import TrainConfig
 from core.run_state import RunState
 
 EVAL_SEED_OFFSET = 1_000_003
+WATCH_REFRESH = 50  # iterations between re-listings of the agent's tensors for the non-finite check
 
 
 class Stateful(Protocol):
@@ -75,6 +76,7 @@ class Trainer:
         self.resumed_from: Path | None = None
         self.wall_s = 0.0
         self._eval_step = -1  # env steps at the last evaluation
+        self._watched: dict[str, torch.Tensor] | None = None  # the agent's float tensors (see _check_finite)
         self._threads = torch.get_num_threads()
         torch.set_num_threads(train.torch_threads)
         self.run.seed_globals()
@@ -224,11 +226,16 @@ class Trainer:
             self.callbacks.on_episode_end(self, finished)
 
     def _check_finite(self, metrics: Mapping[str, float]) -> None:
+        """NonFiniteError for a non-finite metric (losses, gradient norms) or agent tensor (weights, optimiser
+        state). The agent's tensors are listed once every WATCH_REFRESH iterations (optimisers create theirs
+        lazily) and checked every iteration in one pass: parameters and moments are updated in place."""
         for key, value in metrics.items():
             if not math.isfinite(value):
                 raise NonFiniteError(f"{key} is {value} at env step {self.env_steps:,}")
-        bad = nonfinite_leaf(self.agent.state_dict())
-        if bad is not None:
+        if self._watched is None or self.clock.iterations % WATCH_REFRESH == 0:
+            self._watched = float_tensors(self.agent.state_dict())
+        if self._watched and not bool(torch.cat([t.reshape(-1) for t in self._watched.values()]).isfinite().all()):
+            bad = next(path for path, t in self._watched.items() if not bool(t.isfinite().all()))
             raise NonFiniteError(f"non-finite value in {bad} after the update at env step {self.env_steps:,}")
 
     def _failure(self, exc: BaseException, started: bool) -> BaseException:
@@ -297,6 +304,14 @@ class Trainer:
 def _crossed(env_steps: int, step: int, interval: int) -> bool:
     """Whether the last iteration (of `step` env steps, ending at `env_steps`) passed a multiple of `interval`."""
     return interval > 0 and env_steps // interval > (env_steps - step) // interval
+
+
+def float_tensors(tree: Any, path: str = "") -> dict[str, torch.Tensor]:
+    """The floating-point tensors of a state tree, by path."""
+    if isinstance(tree, torch.Tensor):
+        return {path: tree} if tree.is_floating_point() else {}
+    items = tree.items() if isinstance(tree, Mapping) else enumerate(tree) if isinstance(tree, (list, tuple)) else ()
+    return {k: v for key, value in items for k, v in float_tensors(value, f"{path}.{key}" if path else str(key)).items()}
 
 
 def nonfinite_leaf(tree: Any, path: str = "") -> str | None:
