@@ -69,7 +69,7 @@ def join_arrays(tree: Any, arrays: Mapping[str, np.ndarray]) -> Any:
 def save_checkpoint(path: str | Path, state: Mapping[str, Any], metadata: Mapping[str, Any]) -> Path:
     """Write the state tree and its metadata to the directory `path` atomically (replacing one there)."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    path.parent.mkdir(exist_ok=True)  # not its parents: a run directory removed under us is an error
     tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.tmp-", dir=path.parent))
     try:
         tree, arrays = split_arrays(dict(state))

@@ -94,7 +94,11 @@ def train_from_args(args: argparse.Namespace, lookup: AlgoLookup, check_env: Cal
     finally:
         trainer.close()
     if summary_path is not None:
-        summary_path.write_text(json.dumps(summary, indent=2) + "\n")
+        try:
+            summary_path.write_text(json.dumps(summary, indent=2) + "\n")
+        except OSError as exc:
+            raise RunError(f"the run finished but --summary-json {summary_path} could not be written "
+                           f"({exc.strerror or exc}); checkpoint: {summary['checkpoint']}") from None
     print_summary(summary, algo, env, report_wins)
     if summary["signal"] is not None:
         where = (f"checkpoint: {summary['checkpoint']} (continue with --resume {run_dir})"

@@ -3,11 +3,13 @@
 Outside training (setup, summaries) a signal raises `Interrupted` at once: nothing is half-done that a
 checkpoint could keep. While `deferred()` is active a signal is only recorded: the training loop sees it at
 the next consistent point (an iteration boundary), writes a checkpoint there and exits 130 / 143. Code that
-blocks on other processes (vector-env workers) polls `pending()` so that a hung worker cannot hold a stop
-request for long.
+blocks on other processes (vector-env workers) polls `overdue()` so that a hung worker cannot hold a stop
+request for long; a signal repeated more than STOP_GRACE_S after the first raises at once, which is what
+stops an env hung inside this process.
 """
 from __future__ import annotations
 
+import os
 import signal
 import threading
 import time
@@ -34,6 +36,22 @@ def _handler(signum: int, frame: Any) -> None:
         raise Interrupted(signum)
     if _state.signum is None:
         _state.signum, _state.since = signum, time.monotonic()
+    elif overdue():  # asked again while still busy (an env stepping in this process that hangs): stop now
+        raise Interrupted(signum, f"again {time.monotonic() - _state.since:.0f} s after the first request, "
+                                  "so at once, without a new checkpoint")
+
+
+def exit_on_signal_at_startup() -> None:
+    """Until `handled()` takes over: SIGINT/SIGTERM exit at once with one line and status 130/143 (the seconds
+    spent importing torch and the envs would otherwise end in a KeyboardInterrupt traceback or a silent death).
+    Nothing has been written yet, so leaving without Python's clean-up loses nothing."""
+    for s in SIGNALS:
+        signal.signal(s, _exit_at_startup)
+
+
+def _exit_at_startup(signum: int, frame: Any) -> None:
+    os.write(2, f"interrupted by {name(signum)} before training started; nothing was saved\n".encode())
+    os._exit(128 + signum)
 
 
 @contextmanager

@@ -77,6 +77,8 @@ class Trainer:
         self.wall_s = 0.0
         self._eval_step = -1  # env steps at the last evaluation
         self._watched: dict[str, torch.Tensor] | None = None  # the agent's float tensors (see _check_finite)
+        self._iteration_end: int | None = None  # env steps at the end of the iteration running now
+        self._save_requested = False  # a checkpoint asked for during an iteration, written at its end
         self._threads = torch.get_num_threads()
         torch.set_num_threads(train.torch_threads)
         self.run.seed_globals()
@@ -141,8 +143,12 @@ class Trainer:
         return self.last_eval
 
     def save_checkpoint(self) -> Path:
-        """Write the whole run at this (iteration-boundary) point; refuses state holding NaN or inf."""
-        path = self.run_dir / "checkpoints" / f"{PREFIX}{self.env_steps:09d}"
+        """Write the whole run at this point; refuses state holding NaN or inf. Called during an iteration (by a
+        callback's on_step), it is written at the iteration's end, the next consistent point: the path returned."""
+        if self._iteration_end is not None:
+            self._save_requested = True
+            return self._checkpoint_path(self._iteration_end)
+        path = self._checkpoint_path(self.env_steps)
         if self.last_checkpoint == path:
             return path
         state = {"run": self.run.state_dict(), "agent": self.agent.state_dict(), "runner": self.runner.state_dict()}
@@ -182,10 +188,9 @@ class Trainer:
                         self.callbacks.on_eval_end(self, self.evaluate())
                     if self.env_steps > start_steps:
                         self.save_checkpoint()
-                signum = signals.pending()
-                if signum is not None:
-                    self.stop_reason = f"interrupted by {signals.name(signum)}"
+                self._note_signal()  # so that callbacks closing see why training ended
                 self._close_callbacks()
+                signum = self._note_signal()  # a signal while they close counts too
             except BaseException as exc:
                 self.stop_reason = self.stop_reason or "failed"
                 failure = self._failure(exc, started=self.env_steps > start_steps)
@@ -205,10 +210,21 @@ class Trainer:
             "signal": signum,
         }
 
+    def _checkpoint_path(self, env_steps: int) -> Path:
+        return self.run_dir / "checkpoints" / f"{PREFIX}{env_steps:09d}"
+
+    def _note_signal(self) -> int | None:
+        signum = signals.pending()
+        if signum is not None:
+            self.stop_reason = f"interrupted by {signals.name(signum)}"
+        return signum
+
     def _loop(self) -> None:
         train, clock = self.train_cfg, self.clock
         while clock.env_steps < clock.total_steps and self.stop_reason is None and signals.pending() is None:
+            self._iteration_end = clock.env_steps + self.runner.steps_per_iteration
             metrics = self.runner.iteration(self._on_step)
+            self._iteration_end = None
             clock.iterations += 1
             if not self.run_dir.is_dir():  # deleted under us: logs and checkpoints would go nowhere
                 raise RunError(f"the run directory {self.run_dir} was removed at env step {self.env_steps:,}")
@@ -216,7 +232,9 @@ class Trainer:
             self.callbacks.on_update_end(self, metrics)
             if _crossed(clock.env_steps, self.runner.steps_per_iteration, train.eval_interval):
                 self.callbacks.on_eval_end(self, self.evaluate())
-            if _crossed(clock.env_steps, self.runner.steps_per_iteration, train.checkpoint_interval):
+            if self._save_requested or _crossed(clock.env_steps, self.runner.steps_per_iteration,
+                                                train.checkpoint_interval):
+                self._save_requested = False
                 self.save_checkpoint()
 
     def _on_step(self, n_env_steps: int, finished: EpisodeStats | None) -> None:

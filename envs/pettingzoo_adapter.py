@@ -160,11 +160,11 @@ class PettingZooAdapter:
             array, i = self._rewards[agent] if agent in self._rewards else self._stranger(agent, "rewards")
             if type(reward) is not float and (isinstance(reward, bool) or not isinstance(reward, numbers.Real)):
                 reward = self._checked(reward, (), agent, "reward").item()
-            array[i] = reward
+            with np.errstate(over="ignore"):  # a reward beyond float32's range becomes inf: caught below
+                array[i] = reward
             total += reward
-        if not math.isfinite(total):  # NaN and inf survive the sum
-            for group, array in zip(self.spec.groups, self._reward_rows):
-                self._check_finite(group, array, "reward")
+        for group, array in zip(self.spec.groups, self._reward_rows):
+            self._check_finite(group, array, "reward")
         return total
 
     def _write_obs(self, obs: Mapping[str, Any], infos: Mapping[str, Any], alive: set[str], views: _RowViews) -> None:

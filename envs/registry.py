@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import math
 import typing
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -122,6 +123,9 @@ def _checked_kwargs(factory: Callable[..., Any], kwargs: dict[str, Any], name: s
     if unknown and not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
         raise UserError(f"env {name!r} does not accept {', '.join(map(str, unknown))}; valid options: "
                         f"{', '.join(valid) or 'none'}")
+    for key, value in kwargs.items():
+        if isinstance(value, float) and not math.isfinite(value):
+            raise UserError(f"env.{key} must be a finite number, got {value}")
     hints = _param_hints(factory)
     checked = dict(kwargs)
     for key in set(kwargs) & set(valid) & set(hints):

@@ -17,6 +17,10 @@ class MarlTrainer(Trainer):
     def _build(self, device: torch.device) -> None:
         train = self.train_cfg
         self.entry = get_algo(self.algo_name)
+        reserved = sorted(set(self.env_kwargs) & {"seed", "n_envs", "vec", "name", "worker_timeout_s"})
+        if reserved:
+            raise UserError(f"env.{reserved[0]} is not an env option here: the run sets it (--seed, --n-envs, --vec, "
+                            "train.worker_timeout_s)")
         self.env = make_vec(self.env_name, train.n_envs, train.vec, seed=train.seed,
                             worker_timeout_s=train.worker_timeout_s, **self.env_kwargs)
         self.eval_env = make_vec(self.env_name, min(train.eval_envs, train.eval_episodes), "sync", **self.env_kwargs)

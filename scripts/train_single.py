@@ -5,6 +5,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from core.signals import exit_on_signal_at_startup  # noqa: E402
+
+exit_on_signal_at_startup()  # before the slow imports
+
 from single_agent.cli import main  # noqa: E402
 
 if __name__ == "__main__":

@@ -24,6 +24,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium.envs.registration import EnvSpec
 from gymnasium.vector import AsyncVectorEnv, AutoresetMode
+from gymnasium.vector.async_vector_env import AsyncState
 
 from core import signals
 from core.callbacks import EpisodeStats
@@ -178,6 +179,10 @@ class TransitionVecEnv:
                     raise Interrupted(signals.pending() or signal.SIGINT, f"while env {late} did not answer (stepping)")
                 raise EnvWorkerError(f"env {late} did not answer within train.worker_timeout_s="
                                      f"{self.worker_timeout_s:g} s while stepping")
+        dead = [(i, p.exitcode) for i, p in enumerate(self.env.processes) if not p.is_alive()]
+        if dead:
+            self.close(terminate=True)
+            raise EnvWorkerError(f"env {dead[0][0]}: worker process died (exit code {dead[0][1]}) while stepping")
         return self.env.step_wait()
 
     def _run(self, call: Any, doing: str) -> Any:
@@ -188,6 +193,8 @@ class TransitionVecEnv:
         except (EnvWorkerError, Interrupted, NonFiniteError):
             raise
         except Exception as exc:
+            if isinstance(self.env, AsyncVectorEnv):  # its workers are in an unknown state: end them now
+                self.close(terminate=True)
             raise EnvWorkerError(str(exc) if isinstance(exc, RuntimeError) and str(exc).startswith("env ")
                                  else f"env raised {describe_exception(exc)} while {doing}") from None
         finally:
@@ -216,6 +223,7 @@ class TransitionVecEnv:
             if terminate and isinstance(self.env, AsyncVectorEnv):
                 for process in self.env.processes:
                     process.kill()
+                self.env._state = AsyncState.DEFAULT  # else close() first waits for the step the dead never answer
                 self.env.close(terminate=True)
             else:
                 self.env.close()

@@ -80,6 +80,7 @@ class HostileEnv(ParallelEnv):
             "len1_mask": np.ones(1, np.int8), "long_mask": np.ones(5, np.int8), "no_action_mask": np.zeros(3, np.int8),
             "str_mask": np.array(["a", "b", "c"]),
             "nan_reward": float("nan"), "inf_reward": -float("inf"), "str_reward": "1.0", "none_reward": None,
+            "huge_reward": 1e300,  # finite in Python, inf as the float32 the vector env stores
             "array_reward": np.zeros(2),
             "nan_state": np.full(5, np.nan), "short_state": np.zeros(2), "str_state": "state",
         }.get(self.fault, value)

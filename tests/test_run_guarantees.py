@@ -311,3 +311,70 @@ def test_prune_keeps_the_newest_and_the_best_evaluated(tmp_path):
         save_checkpoint(tmp_path / "checkpoints" / f"step-{step:09d}", {}, {"score": score})
     prune(tmp_path, keep=2)
     assert [p.name for p in checkpoint_dirs(tmp_path)] == ["step-000000200", "step-000000400", "step-000000500"]
+
+
+@pytest.mark.parametrize("args, status, message", [
+    (["--env", "tests.test_hostile_inputs:hostile", "env.fault=huge_reward", "env.at=3"], 1,
+     "non-finite reward for agent player_1 (inf)"),
+    (["--env", "smac_3m", "env.seed=5"], 2, "env.seed is not an env option here"),
+    (["--env", "smac_3m", "env.reward_scale_rate=1e400"], 2, "env.reward_scale_rate must be a finite number, got inf"),
+    (["--env", "smac_3m", "env.reward_scale=false", "env.reward_death_value=1e308"], 2,
+     "the reward options make the largest episode reward inf"),
+    (["--env", "smac_3m", "env.episode_limit=0"], 2, "episode limit must be at least 1 step, got 0"),
+    (["--env", "smac_3m", "--summary-json", "/dev/full"], 1, "the run finished but --summary-json /dev/full could "
+                                                              "not be written"),
+])
+def test_env_option_overflow_and_unwritable_outputs_are_one_line(args, status, message, tmp_path, capsys):
+    assert marl_main(["--algo", "mappo", *QUIET, "--n-envs", "2", "--steps", "100", "algo.rollout_steps=25", *args,
+                      "--logdir", str(tmp_path)]) == status
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: ") and message in err[0], err
+
+
+class SaveMidIteration(Callback):
+    """Asks for a checkpoint in the middle of the second iteration."""
+
+    def on_step(self, trainer, n_env_steps):
+        if trainer.env_steps == 60:
+            assert trainer.save_checkpoint().name == "step-000000100"
+
+
+def test_a_checkpoint_asked_for_mid_iteration_is_written_at_its_end(tmp_path):
+    args = ["--algo", "mappo", "--env", "smac_3m", *QUIET, "--n-envs", "2", "--steps", "200", "algo.rollout_steps=25",
+            "--callback", "tests.test_run_guarantees:SaveMidIteration", "train.keep_checkpoints=0",
+            "--logdir", str(tmp_path)]
+    assert marl_main(args) == 0
+    assert [p.name for p in checkpoint_dirs(only_run(tmp_path))] == ["step-000000100", "step-000000200"]
+
+
+def test_signals_at_startup_and_while_callbacks_close_are_honoured(tmp_path):
+    args = ["--algo", "mappo", "--env", "smac_3m", *QUIET, "--n-envs", "2", "--steps", "100", "algo.rollout_steps=25",
+            "--logdir", str(tmp_path)]
+    proc = subprocess.Popen([sys.executable, str(ROOT / "scripts" / "train_marl.py"), *args], cwd=ROOT,
+                            stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    time.sleep(0.3)  # still importing
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130
+    assert err.strip().splitlines() == ["interrupted by SIGINT before training started; nothing was saved"]
+    at_end = "import core.trainer as m; c = m.Trainer._close_callbacks\n" \
+             "def close(self): once(); return c(self)\nm.Trainer._close_callbacks = close"
+    result = run_cli(args, killer(signal.SIGTERM) + at_end)
+    assert result.returncode == 143 and "checkpoint: " in result.stderr.strip().splitlines()[-1], result.stderr
+
+
+def test_a_repeated_signal_stops_an_env_hung_in_this_process(tmp_path):
+    marker = tmp_path / "hung"
+    args = ["--algo", "mappo", "--env", "tests.fault_envs:hanging_env", "env.hang_at=7", f"env.marker={marker}",
+            *QUIET, "--n-envs", "2", "--steps", "400", "algo.rollout_steps=20", "--logdir", str(tmp_path)]
+    code = "import sys\nfrom marl.cli import main\nsys.exit(main(sys.argv[1:]))"
+    proc = subprocess.Popen([sys.executable, "-c", code, *args], cwd=ROOT, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not marker.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)  # recorded: the env never returns to let the loop act on it
+    time.sleep(3)
+    proc.send_signal(signal.SIGINT)  # asked again after the grace period: stop at once
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "interrupted by SIGINT again" in err and "without a new checkpoint" in err and "Traceback" not in err

@@ -4,11 +4,13 @@
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from core.errors import UserError
 from envs.smac.battle import Battle
 from envs.smac.features import FeatureFlags, Features
 from envs.smac.heuristic import HeuristicPolicy
@@ -53,7 +55,9 @@ class SMACBatch:
         self.battle = Battle(smac_map, n_envs, self.rng, roster)
         self.features = Features(self.battle, flags or FeatureFlags())
         self.rewards = rewards = rewards or RewardConfig()
-        self.limit = episode_limit or smac_map.limit
+        if episode_limit is not None and episode_limit < 1:
+            raise UserError(f"episode limit must be at least 1 step, got {episode_limit}")
+        self.limit = episode_limit if episode_limit is not None else smac_map.limit
         self.n_agents, self.n_enemies = smac_map.n_agents, smac_map.n_enemies
         self.n_actions = self.features.n_actions
         self.last_action = np.zeros((n_envs, self.n_agents, self.n_actions), np.float32)
@@ -89,6 +93,11 @@ class SMACBatch:
             b, first, cfg = self.battle, int(np.flatnonzero(mask)[0]), self.rewards
             enemy_hs = float((b.max_hp[first, self.n_agents:] + b.max_shield[first, self.n_agents:]).sum())
             self.max_reward = self.n_enemies * cfg.reward_death_value + cfg.reward_win + enemy_hs
+            if cfg.reward_scale and not cfg.reward_scale_rate > 0:
+                raise UserError(f"reward_scale_rate must be > 0, got {cfg.reward_scale_rate:g}")
+            if not math.isfinite(self.max_reward / cfg.reward_scale_rate) or self.max_reward <= 0:
+                raise UserError(f"the reward options make the largest episode reward {self.max_reward:g} (scaled by "
+                                f"reward_scale_rate {cfg.reward_scale_rate:g}); it must be positive and finite")
         if self.heuristic is not None:
             self.heuristic.reset(mask)
 
