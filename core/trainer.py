@@ -13,7 +13,7 @@ import math
 import time
 import traceback
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Protocol
+from typing import Any, Iterable, Iterator, Mapping, Protocol
 
 import numpy as np
 import torch
@@ -324,27 +324,32 @@ def _crossed(env_steps: int, step: int, interval: int) -> bool:
     return interval > 0 and env_steps // interval > (env_steps - step) // interval
 
 
-def float_tensors(tree: Any, path: str = "") -> dict[str, torch.Tensor]:
-    """The floating-point tensors of a state tree, by path."""
-    if isinstance(tree, torch.Tensor):
-        return {path: tree} if tree.is_floating_point() else {}
-    items = tree.items() if isinstance(tree, Mapping) else enumerate(tree) if isinstance(tree, (list, tuple)) else ()
-    return {k: v for key, value in items for k, v in float_tensors(value, f"{path}.{key}" if path else str(key)).items()}
-
-
-def nonfinite_leaf(tree: Any, path: str = "") -> str | None:
-    """The path of the first floating tensor or array in a state tree holding NaN or inf, else None."""
-    if isinstance(tree, torch.Tensor):
-        return path or "value" if tree.is_floating_point() and not bool(torch.isfinite(tree).all()) else None
-    if isinstance(tree, (np.ndarray, np.generic)):
-        return path or "value" if np.issubdtype(tree.dtype, np.floating) and not np.isfinite(tree).all() else None
-    if isinstance(tree, float):
-        return None if math.isfinite(tree) else path or "value"
-    items = tree.items() if isinstance(tree, Mapping) else enumerate(tree) if isinstance(tree, (list, tuple)) else ()
+def leaves(tree: Any, path: str = "") -> Iterator[tuple[str, Any]]:
+    """(path, value) of every leaf of a state tree (nested dicts, lists and tuples)."""
+    items = tree.items() if isinstance(tree, Mapping) else enumerate(tree) if isinstance(tree, (list, tuple)) else None
+    if items is None:
+        yield path or "value", tree
+        return
     for key, value in items:
-        found = nonfinite_leaf(value, f"{path}.{key}" if path else str(key))
-        if found is not None:
-            return found
+        yield from leaves(value, f"{path}.{key}" if path else str(key))
+
+
+def float_tensors(tree: Any) -> dict[str, torch.Tensor]:
+    """The floating-point tensors of a state tree, by path."""
+    return {path: v for path, v in leaves(tree) if isinstance(v, torch.Tensor) and v.is_floating_point()}
+
+
+def nonfinite_leaf(tree: Any) -> str | None:
+    """The path of the first float (tensor, array or number) in a state tree that is NaN or inf, else None."""
+    for path, value in leaves(tree):
+        if isinstance(value, torch.Tensor):
+            bad = value.is_floating_point() and not bool(torch.isfinite(value).all())
+        elif isinstance(value, (np.ndarray, np.generic)):
+            bad = np.issubdtype(value.dtype, np.floating) and not np.isfinite(value).all()
+        else:
+            bad = isinstance(value, float) and not math.isfinite(value)
+        if bad:
+            return path
     return None
 
 
