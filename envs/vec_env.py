@@ -141,10 +141,10 @@ class VecEnv(ABC):
         """What `load_state_dict` needs to continue; {"exact": False} where the envs cannot save their state."""
         return {"exact": False}
 
-    def load_state_dict(self, state: dict[str, Any], reset_seed: int | None = None) -> VecStep:
-        """Continue from `state` and return the current step: exactly where it was saved when `state["exact"]`,
-        else from new episodes (reset with `reset_seed`)."""
-        return self.reset(seed=reset_seed)
+    def load_state_dict(self, state: dict[str, Any], reset_seed: int | None = None) -> tuple[VecStep, bool]:
+        """Continue from `state`: (the current step, True) exactly where it was saved, or, where the state was
+        not saved whole, (the first step of new episodes reset with `reset_seed`, False)."""
+        return self.reset(seed=reset_seed), False
 
     def close(self) -> None:
         """Release resources (worker processes, files)."""

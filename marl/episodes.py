@@ -80,8 +80,8 @@ class EpisodeRunner:
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.buffer.load_state(state["buffer"])
-        step = self.env.load_state_dict(state["env"], reset_seed=self.run.seed + self.run.clock.env_steps)
-        if not state["env"]["exact"] or not self.env.exact_resume:
+        step, exact = self.env.load_state_dict(state["env"], reset_seed=self.run.seed + self.run.clock.env_steps)
+        if not exact:
             self._start(step)  # the episodes in progress are lost with the envs' state
             return
         for key, value in state["staging"].items():

@@ -95,8 +95,8 @@ class OnPolicyCollector:
                 "hidden": {name: list(h) for name, h in self.hidden.items()}}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        step = self.env.load_state_dict(state["env"], reset_seed=self.run.seed + self.run.clock.env_steps)
-        if not state["env"]["exact"] or not self.env.exact_resume:
+        step, exact = self.env.load_state_dict(state["env"], reset_seed=self.run.seed + self.run.clock.env_steps)
+        if not exact:
             self._start(step)
             return
         self.step, self.starts = step, state["starts"].copy()

@@ -53,12 +53,14 @@ class SMACVecEnv(VecEnv):
         return {"exact": True, "core": self.core.state_dict(), "returns": self._returns.copy(),
                 "arrays": {k: v.copy() for k, v in self.arrays.items()}}
 
-    def load_state_dict(self, state: dict[str, Any], reset_seed: int | None = None) -> VecStep:
+    def load_state_dict(self, state: dict[str, Any], reset_seed: int | None = None) -> tuple[VecStep, bool]:
+        if not state["exact"]:
+            return super().load_state_dict(state, reset_seed)
         self.core.load_state_dict(state["core"])
         self._returns[...] = state["returns"]
         for key, value in state["arrays"].items():
             self.arrays[key][...] = value
-        return self._step
+        return self._step, True
 
     def step(self, actions: Mapping[str, np.ndarray]) -> VecStep:
         self.group_actions(actions, {GROUP: self.arrays[f"actions/{GROUP}"]})
