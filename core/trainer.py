@@ -35,7 +35,7 @@ from core.errors import Interrupted, NonFiniteError, RunError, UserError, descri
 from core.logger import RunLogger
 from core.precision import training_float_modes
 from core.run_config import TrainConfig
-from core.run_state import RunState
+from core.run_state import Clock, RunState
 
 EVAL_SEED_OFFSET = 1_000_003
 WATCH_REFRESH = 50  # iterations between re-listings of the agent's tensors for the non-finite check
@@ -119,7 +119,7 @@ class Trainer:
 
     # -- the Trainer protocol used by callbacks ------------------------------------------------------------
     @property
-    def clock(self):
+    def clock(self) -> Clock:
         return self.run.clock
 
     @property
