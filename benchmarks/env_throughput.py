@@ -18,7 +18,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import envs  # noqa: E402
+import envs
 
 
 def measure(name: str, n_envs: int, steps: int, seed: int = 0, repeats: int = 3) -> list[float]:

@@ -17,15 +17,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import envs  # noqa: E402
-import marl.cli  # noqa: E402
-import single_agent.cli  # noqa: E402
-from core.trainer import EVAL_SEED_OFFSET  # noqa: E402
-from marl.evaluation import RandomAgent, evaluate  # noqa: E402
-from single_agent.algos import ALGOS as SINGLE_AGENT_ALGOS  # noqa: E402
-from single_agent.evaluation import RandomPolicy  # noqa: E402
-from single_agent.evaluation import evaluate as evaluate_single  # noqa: E402
-from single_agent.vec_env import TransitionVecEnv  # noqa: E402
+import envs
+import marl.cli
+import single_agent.cli
+from core.trainer import EVAL_SEED_OFFSET
+from marl.evaluation import RandomAgent, evaluate
+from single_agent.algos import ALGOS as SINGLE_AGENT_ALGOS
+from single_agent.evaluation import RandomPolicy
+from single_agent.evaluation import evaluate as evaluate_single
+from single_agent.vec_env import TransitionVecEnv
 
 
 def random_baseline(algo: str, env: str, config: dict, seed: int) -> dict[str, float]:

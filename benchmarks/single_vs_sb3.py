@@ -24,12 +24,12 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from core.run_config import resolve_config  # noqa: E402
-from core.trainer import EVAL_SEED_OFFSET  # noqa: E402
-from single_agent.algos import get_algo  # noqa: E402
-from single_agent.cli import run  # noqa: E402
-from single_agent.evaluation import evaluate  # noqa: E402
-from single_agent.vec_env import TransitionVecEnv  # noqa: E402
+from core.run_config import resolve_config
+from core.trainer import EVAL_SEED_OFFSET
+from single_agent.algos import get_algo
+from single_agent.cli import run
+from single_agent.evaluation import evaluate
+from single_agent.vec_env import TransitionVecEnv
 
 DEFAULT_THREADS = torch.get_num_threads()  # torch's own default, which SB3 runs with
 

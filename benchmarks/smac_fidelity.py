@@ -17,7 +17,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import envs  # noqa: E402
+import envs
 
 PAPER_HEURISTIC = {"2s3z": 90, "3s5z": 42, "1c3s5z": 81, "10m_vs_11m": 12, "5m_vs_6m": 0, "3s_vs_5z": 0,
                    "27m_vs_30m": 0, "MMM2": 0, "3s5z_vs_3s6z": 0, "6h_vs_8z": 0, "corridor": 0, "2c_vs_64zg": 0,

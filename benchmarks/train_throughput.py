@@ -19,9 +19,9 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import envs  # noqa: E402
-from marl.algos.mappo import MAPPO, MAPPOConfig  # noqa: E402
-from marl.onpolicy import OnPolicyRunner  # noqa: E402
+import envs
+from marl.algos.mappo import MAPPO, MAPPOConfig
+from marl.onpolicy import OnPolicyRunner
 
 
 def raw_env_rate(name: str, steps: int, seed: int = 0) -> float:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Mapping
+from collections.abc import Mapping
 
 import numpy as np
 from tqdm import tqdm
@@ -118,4 +118,4 @@ class StopOnTarget(Callback):
             trainer.request_stop(f"eval win rate {win:.3f} reached target {self.target_win_rate}")
 
 
-__all__ = ["ProgressBar", "MetricsLogger", "StopOnTarget"]
+__all__ = ["MetricsLogger", "ProgressBar", "StopOnTarget"]

@@ -11,11 +11,12 @@ from __future__ import annotations
 import importlib
 import inspect
 import sys
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from importlib import metadata
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Callable, Iterable, Iterator, Mapping, Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -42,7 +43,7 @@ class Trainer(Protocol):
 class EpisodeStats:
     """Episodes that finished during one vector step: arrays of equal length."""
 
-    __slots__ = ("returns", "lengths", "wins")
+    __slots__ = ("lengths", "returns", "wins")
 
     def __init__(self, returns: np.ndarray, lengths: np.ndarray, wins: np.ndarray) -> None:
         self.returns = returns

@@ -10,8 +10,9 @@ import argparse
 import json
 import math
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from core import signals
 from core.callbacks import cwd_on_path, load_callback

@@ -15,8 +15,9 @@ import numbers
 import re
 import types
 import typing
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any, Literal, Mapping, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 import yaml
 
@@ -155,7 +156,7 @@ def load_yaml(path: str | Path) -> dict[str, Any]:
 
 def _parse_yaml(text: str, where: str) -> Any:
     try:
-        return yaml.load(text, Loader=Yaml12Loader)  # noqa: S506 (a safe loader)
+        return yaml.load(text, Loader=Yaml12Loader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         at = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""

@@ -5,8 +5,8 @@ import ctypes
 import functools
 import os
 import re
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
 
 import torch
 

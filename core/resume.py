@@ -7,8 +7,9 @@ network shape is caught when the weights load.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from core.config import from_dict, merge, parse_overrides
 from core.errors import UserError

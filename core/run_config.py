@@ -10,9 +10,10 @@ from __future__ import annotations
 import dataclasses
 import re
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal, Mapping
+from typing import Annotated, Any, Literal
 
 from core.config import (
     Bounds,

@@ -12,8 +12,9 @@ import contextlib
 import math
 import time
 import traceback
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping, Protocol
+from typing import Any, Protocol
 
 import numpy as np
 import torch

@@ -14,8 +14,11 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Mapping  # not typing's: isinstance against it is several times slower
-from typing import Any, Callable, NoReturn
+from collections.abc import (
+    Callable,
+    Mapping,  # not typing's: isinstance against it is several times slower
+)
+from typing import Any, NoReturn
 
 import numpy as np
 from gymnasium import spaces

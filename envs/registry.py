@@ -14,8 +14,9 @@ import functools
 import inspect
 import math
 import typing
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from core.callbacks import import_object, user_code
 from core.config import UnsupportedType, coerce

@@ -11,8 +11,8 @@ from __future__ import annotations
 import multiprocessing as mp
 import signal
 import time
+from collections.abc import Callable, Mapping, Sequence
 from multiprocessing.connection import Connection, wait
-from typing import Callable, Mapping, Sequence
 
 import numpy as np
 

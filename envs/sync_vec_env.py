@@ -1,7 +1,7 @@
 """In-process vector env over PettingZoo adapters."""
 from __future__ import annotations
 
-from typing import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 

@@ -10,7 +10,8 @@ you keep (the rollout buffers do).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -149,7 +150,7 @@ class VecEnv(ABC):
     def close(self) -> None:
         """Release resources (worker processes, files)."""
 
-    def __enter__(self) -> "VecEnv":
+    def __enter__(self) -> VecEnv:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -5,7 +5,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from core.signals import exit_on_signal_at_startup  # noqa: E402
+from core.signals import exit_on_signal_at_startup
 
 exit_on_signal_at_startup()  # before the slow imports
 

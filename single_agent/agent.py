@@ -1,8 +1,9 @@
 """What every single-agent learner shares: spaces, device, step counters, tensors, target updates, state."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 import torch

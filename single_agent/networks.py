@@ -3,7 +3,7 @@ and an ensemble of critics evaluated in one batched matmul per layer (TD3/SAC tw
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 import torch
 from torch import nn

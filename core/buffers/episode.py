@@ -5,7 +5,7 @@ hold max_len + 1 entries: the observation after the last step too, so targets ca
 """
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 import numpy as np
 

@@ -1,7 +1,7 @@
 """On-policy rollout storage and generalised advantage estimation (GAE)."""
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 import numpy as np
 

@@ -5,8 +5,8 @@ above each; a line joins each unit to the target it attacked in the last step.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 

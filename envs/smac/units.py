@@ -103,7 +103,7 @@ class UnitTable:
     projectile_ticks: np.ndarray
 
     @classmethod
-    def build(cls, names: list[str], dt: float) -> "UnitTable":
+    def build(cls, names: list[str], dt: float) -> UnitTable:
         units = [UNIT_TYPES[n] for n in names]
 
         def arr(fn, dtype=np.float32):

@@ -1,7 +1,8 @@
 """The simulator's vector-env face: `envs.make_vec("smac_3m", n_envs=256)` steps every battle in one call."""
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 from gymnasium import spaces

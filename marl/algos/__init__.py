@@ -1,8 +1,9 @@
 """Registry of multi-agent algorithms: --algo name -> agent class, config class, runner, defaults."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from core.errors import UnknownNameError
 from marl.algos.coma import COMA, COMAConfig
