@@ -2,9 +2,9 @@
 
     python benchmarks/smac_fidelity.py --maps 2s3z,3s5z,3m,8m,5m_vs_6m,3s_vs_5z,MMM,corridor --episodes 200
 
-Policies: the SMAC paper's heuristic as SMAC runs it (`heuristic_ai=True`: raw attack orders on the nearest
-enemy, kept until it dies), random valid actions, and stop-only. Published heuristic win rates (SMAC_SPEC.md
-§7a) are printed beside ours where they exist.
+Policies (envs/smac/baselines.py): the SMAC paper's heuristic as SMAC runs it (`heuristic_ai=True`: raw
+attack orders on the nearest enemy, kept until it dies), random valid actions, and stop-only. Published
+heuristic win rates (SMAC_SPEC.md §7a) are printed beside ours where they exist.
 """
 from __future__ import annotations
 
@@ -13,37 +13,13 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
-
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import envs
+from envs.smac.baselines import win_rate
 
 PAPER_HEURISTIC = {"2s3z": 90, "3s5z": 42, "1c3s5z": 81, "10m_vs_11m": 12, "5m_vs_6m": 0, "3s_vs_5z": 0,
                    "27m_vs_30m": 0, "MMM2": 0, "3s5z_vs_3s6z": 0, "6h_vs_8z": 0, "corridor": 0, "2c_vs_64zg": 0,
                    "bane_vs_bane": 43, "2s_vs_1sc": 0}
-
-
-def win_rate(map_name: str, policy: str, episodes: int, seed: int = 0, n_envs: int = 100) -> tuple[float, float]:
-    """(win rate, mean return) over exactly `episodes` episodes (the first to finish); `map_name` is a SMAC
-    map or a generated smaclite_* scenario."""
-    env_name = map_name if map_name.startswith("smaclite_") else f"smac_{map_name}"
-    venv = envs.make_vec(env_name, n_envs=min(n_envs, episodes), seed=seed,
-                         heuristic_ai=policy == "heuristic")
-    rng = np.random.default_rng(seed)
-    step = venv.reset()
-    won, returns = [], []
-    while len(won) < episodes:
-        avail = step.group_avail["agent"]
-        if policy == "random":
-            actions = np.argmax(rng.random(avail.shape) * avail, axis=-1)
-        else:
-            actions = np.where(avail[..., 1], 1, 0)  # stop (also the ignored input under heuristic_ai)
-        step = venv.step({"agent": actions})
-        done = step.done
-        won += step.episode_won[done].tolist()
-        returns += step.episode_return[done].tolist()
-    return float(np.mean(won[:episodes])), float(np.mean(returns[:episodes]))
 
 
 def main() -> None:

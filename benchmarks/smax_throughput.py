@@ -40,7 +40,8 @@ def main() -> None:
             key, act_key, step_key = jax.random.split(key, 3)
             avail = env.get_avail_actions(state)
             keys = jax.random.split(act_key, env.num_agents)
-            actions = {a: jax.random.categorical(k, jnp.log(avail[a] + 1e-10)) for a, k in zip(env.agents, keys)}
+            actions = {a: jax.random.categorical(k, jnp.log(avail[a] + 1e-10))
+                       for a, k in zip(env.agents, keys, strict=True)}
             _, state, _, _, _ = env.step(step_key, state, actions)
             return (key, state), None
 
@@ -56,7 +57,8 @@ def main() -> None:
         start = time.perf_counter()
         jax.block_until_ready(run(keys))
         rates.append(args.n_envs * args.steps / (time.perf_counter() - start))
-    print(f"SMAX {args.map}: {args.n_envs} envs x {args.steps} steps, jax {jax.__version__} on {jax.devices()[0].platform}")
+    print(f"SMAX {args.map}: {args.n_envs} envs x {args.steps} steps, jax {jax.__version__} "
+          f"on {jax.devices()[0].platform}")
     print(f"env_steps_per_s={max(rates):.0f}")
 
 

@@ -6,7 +6,8 @@ with continuing_episode=True so that a timeout (info["episode_limit"]) truncates
 """
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, ClassVar
 
 import numpy as np
 from gymnasium import spaces
@@ -16,11 +17,16 @@ INFO_KEYS = ("battle_won", "dead_allies", "dead_enemies")
 
 
 class SMACAPIParallelEnv(ParallelEnv):
-    metadata = {"name": "smac_api_v1", "render_modes": ["rgb_array"], "is_parallelizable": True}
+    metadata: ClassVar[dict[str, Any]] = {"name": "smac_api_v1", "render_modes": ["rgb_array"],
+                                          "is_parallelizable": True}
 
-    def __init__(self, env: Any, render_mode: str | None = None) -> None:
+    def __init__(self, env: Any, render_mode: str | None = None, reseed: Callable[[int], None] | None = None
+                 ) -> None:
+        """`reseed(seed)`, where the wrapped env can restart its random stream, serves reset(seed); without it
+        the seed is ignored (smac's env is seeded at construction)."""
         self.env = env
         self.render_mode = render_mode
+        self._reseed = reseed
         info = env.get_env_info()
         self.n_agents, self.n_actions = info["n_agents"], info["n_actions"]
         self.episode_limit = info["episode_limit"]
@@ -48,8 +54,8 @@ class SMACAPIParallelEnv(ParallelEnv):
                 for i, a in enumerate(self.possible_agents) if a in self.agents}, masks
 
     def reset(self, seed: int | None = None, options: dict | None = None):
-        if seed is not None and hasattr(self.env, "battle"):  # the built-in simulator can be reseeded
-            self.env.battle.core.seed(seed)
+        if seed is not None and self._reseed is not None:
+            self._reseed(seed)
         self.env.reset()
         self.agents = list(self.possible_agents)
         obs, _ = self._observe()

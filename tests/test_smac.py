@@ -1,13 +1,18 @@
 """The built-in SMAC simulator: sizes, obs/state/avail/reward semantics, faces, determinism, bad input."""
+import functools
+from typing import Any
+
 import numpy as np
 import pytest
 
 import envs
 from core.errors import UnknownNameError, UserError
-from envs.smac import HeuristicPolicy, StarCraft2Env
+from envs.smac import HeuristicPolicy, SMACVecEnv, StarCraft2Env
+from envs.smac.baselines import win_rate
 from envs.smac.core import SMACBatch
 from envs.smac.features import FeatureFlags
 from envs.smac.maps import MAPS, get_map
+from envs.vec_env import VecStep
 
 SIZES = {  # map: (n_actions, obs, state, limit), SMAC_SPEC.md §3 and §1.1
     "3m": (9, 30, 48, 60), "8m": (14, 80, 168, 120), "2s3z": (11, 80, 120, 120), "3s5z": (14, 128, 216, 150),
@@ -22,21 +27,75 @@ def test_sizes_match_smac(name):
     info = env.get_env_info()
     assert (info["n_actions"], info["obs_shape"], info["state_shape"], info["episode_limit"]) == SIZES[name]
     obs, state = env.reset()
-    assert len(obs) == info["n_agents"] and obs[0].shape == (info["obs_shape"],) and state.shape == (info["state_shape"],)
+    assert len(obs) == info["n_agents"] and obs[0].shape == (info["obs_shape"],)
+    assert state.shape == (info["state_shape"],)
     assert StarCraft2Env(map_name=name, obs_last_action=True).get_obs_size() == \
         SIZES[name][1] + (info["n_agents"] - 1) * info["n_actions"]
     assert StarCraft2Env(map_name=name, state_last_action=False).get_state_size() == \
         SIZES[name][2] - info["n_agents"] * info["n_actions"]
 
 
-def test_every_map_runs_and_ends():
-    for name in MAPS:
-        venv = envs.make_vec(f"smac_{name}", n_envs=2, seed=0)
-        step = venv.reset()
-        for _ in range(3):
-            avail = step.group_avail["agent"]
-            step = venv.step({"agent": np.argmax(avail, -1) * 0 + 1})  # stop
-        assert np.isfinite(step.group_obs["agent"]).all(), name
+def smac_vec(name: str, **kwargs: Any) -> SMACVecEnv:
+    """envs.make_vec for a built-in simulator env, typed as the simulator's vector env."""
+    venv = envs.make_vec(name, **kwargs)
+    assert isinstance(venv, SMACVecEnv)
+    return venv
+
+
+def avail_of(step: VecStep) -> np.ndarray:
+    avail = step.group_avail["agent"]
+    assert avail is not None  # SMAC's actions are discrete
+    return avail
+
+
+@functools.cache
+def stop_only_episodes(name: str, n_envs: int = 2) -> dict[str, np.ndarray]:
+    """The first episode of each of `n_envs` battles of `name` in which the allies only stop (dead ones no-op),
+    stepped for at most the episode limit: per env its length, terminated, truncated, won, whether any ally
+    unit that fights (not a medivac) was alive at the end, and whether every observation was finite."""
+    venv = smac_vec(f"smac_{name}", n_envs=n_envs, seed=0)
+    medivac = venv.core.battle.stats.is_medivac[:, : venv.core.n_agents]  # a fixed roster: the same every episode
+    step = venv.reset()
+    out = {k: np.zeros(n_envs, bool) for k in ("ended", "terminated", "truncated", "won", "fighter_alive")}
+    out["length"] = np.zeros(n_envs, np.int64)
+    finite = True
+    for _ in range(venv.core.limit):
+        step = venv.step({"agent": np.where(avail_of(step)[..., 1], 1, 0)})
+        finite &= bool(np.isfinite(step.group_obs["agent"]).all() and np.isfinite(step.state).all())
+        first = step.done & ~out["ended"]
+        out["length"][first] = step.episode_length[first]
+        out["terminated"][first], out["truncated"][first] = step.terminated[first], step.truncated[first]
+        out["won"][first] = step.episode_won[first] == 1
+        out["fighter_alive"][first] = (step.final_group_alive["agent"] & ~medivac)[first].any(1)
+        out["ended"] |= step.done
+        if out["ended"].all():
+            break
+    out["finite"] = np.array(finite)
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(MAPS))
+def test_every_map_runs_and_ends(name):
+    """Every battle ends within the episode limit: terminated, or truncated exactly at the limit."""
+    ep, limit = stop_only_episodes(name), get_map(name).limit
+    assert ep["ended"].all() and ep["finite"]
+    assert ((ep["length"] >= 1) & (ep["length"] <= limit)).all()
+    assert (ep["terminated"] != ep["truncated"]).all()  # exactly one of the two
+    assert (ep["length"][ep["truncated"]] == limit).all()
+    assert not ep["won"].any()  # allies that only stop deal no damage
+
+
+STALLS = {  # known simulator fault: a melee unit can stall one float32 rounding step outside its reach
+    "2m_vs_1z": "the zealot stops 1 ulp outside its reach of a marine: chasing moves it less than float32 resolves",
+}
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(reason=STALLS[n], strict=True))
+                                  if n in STALLS else n for n in sorted(MAPS)])
+def test_the_enemy_defeats_allies_that_only_stop_before_the_limit(name):
+    ep = stop_only_episodes(name)
+    assert ep["terminated"].all() and (ep["length"] < get_map(name).limit).all()
+    assert not ep["fighter_alive"].any()  # lost: every ally that fights is dead
 
 
 def battle_3m():
@@ -46,12 +105,12 @@ def battle_3m():
 
 
 def place(core, unit, x, y):
-    core.battle.z[0, unit] = complex(x, y)
+    core.battle.state.z[0, unit] = complex(x, y)
 
 
 def test_attack_availability_at_range_6_and_moves_blocked_at_the_edge():
     core = battle_3m()
-    b = core.battle
+    b = core.battle.state
     place(core, 0, 10.0, 16.0)
     place(core, 1, 10.0, 8.5)  # bottom edge of the walkable band (y >= 8)
     place(core, 2, 2.0, 20.0)
@@ -66,14 +125,14 @@ def test_attack_availability_at_range_6_and_moves_blocked_at_the_edge():
     assert a1[2] and not a1[3] and a1[4] and a1[5]  # N ok, S off the band, E/W ok
     b.hp[0, 2] = 0.0
     b.alive[0, 2] = False
-    obs, state, avail = core.observe()
+    obs, _, avail = core.observe()
     assert avail[0, 2].tolist() == [1, 0, 0, 0, 0, 0, 0, 0, 0]  # dead: only no-op
     assert (obs[0, 2] == 0).all()
 
 
 def test_obs_and_state_layout_on_a_hand_built_situation():
     core = battle_3m()
-    b = core.battle
+    b = core.battle.state
     place(core, 0, 10.0, 16.0)
     place(core, 1, 13.0, 20.0)  # ally 1: distance 5 from agent 0
     place(core, 2, 30.0, 10.0)  # ally 2: out of sight (>= 9)
@@ -98,7 +157,7 @@ def test_obs_and_state_layout_on_a_hand_built_situation():
 
 def test_kill_bonus_win_bonus_and_flawless_win_sums_to_20():
     core = battle_3m()
-    b = core.battle
+    b = core.battle.state
     for u in range(6):
         place(core, u, 10.0 + 0.8 * u, 16.0)
     b.hp[0, 4:] = 0.0
@@ -111,44 +170,24 @@ def test_kill_bonus_win_bonus_and_flawless_win_sums_to_20():
     assert out.reward[0] == pytest.approx(expected, rel=1e-6)
     assert core.max_reward == 3 * 10 + 200 + 3 * 45
     # a whole episode won without shields sums to exactly 20
-    venv = envs.make_vec("smac_3m", n_envs=16, seed=3)
+    venv = smac_vec("smac_3m", n_envs=16, seed=3)
     policy = HeuristicPolicy(venv.core.battle)
     step = venv.reset()
-    wins = []
+    wins: list[float] = []
     while len(wins) < 5:
-        step = venv.step({"agent": policy.act(step.group_avail["agent"])})
+        step = venv.step({"agent": policy.act(avail_of(step))})
         done = step.done & (step.episode_won == 1)
         wins += list(step.episode_return[done])
         policy.reset(step.done)
     np.testing.assert_allclose(wins, 20.0, rtol=1e-5)  # float32 dynamics
 
 
-def play(name, policy, episodes=100, seed=0):
-    venv = envs.make_vec(f"smac_{name}", n_envs=50, seed=seed)
-    heuristic = HeuristicPolicy(venv.core.battle)
-    rng = np.random.default_rng(seed)
-    step = venv.reset()
-    won = []
-    while len(won) < episodes:
-        avail = step.group_avail["agent"]
-        if policy == "stop":
-            actions = np.where(avail[..., 1], 1, 0)
-        elif policy == "random":
-            actions = np.argmax(rng.random(avail.shape) * avail, -1)
-        else:
-            actions = heuristic.act(avail)
-        step = venv.step({"agent": actions})
-        won += list(step.episode_won[step.done])
-        heuristic.reset(step.done)
-    return float(np.mean(won[:episodes]))
-
-
 def test_stopping_loses_random_rarely_wins_heuristic_often_wins_3m():
-    from benchmarks.smac_fidelity import win_rate
-    assert play("3m", "stop") == 0.0
-    assert play("3m", "random") <= 0.05
+    assert win_rate("3m", "stop", 100, n_envs=50)[0] == 0.0
+    assert win_rate("3m", "random", 100, n_envs=50)[0] <= 0.05
     assert win_rate("3m", "heuristic", 100)[0] >= 0.5  # SMAC's heuristic_ai protocol (~70%)
-    assert play("3m", "heuristic") >= 0.1  # the same policy within the action space: valid actions, some wins
+    # the same policy within the action space: valid actions, some wins
+    assert win_rate("3m", "heuristic_rest", 100, n_envs=50)[0] >= 0.1
 
 
 def test_same_seed_same_episodes():
@@ -158,7 +197,7 @@ def test_same_seed_same_episodes():
         step = venv.reset()
         trace = []
         for _ in range(80):
-            avail = step.group_avail["agent"]
+            avail = avail_of(step)
             step = venv.step({"agent": np.argmax(rng.random(avail.shape) * avail, -1)})
             trace.append(step.state.copy())
         return np.stack(trace)
@@ -169,22 +208,22 @@ def test_same_seed_same_episodes():
 @pytest.mark.parametrize("name", ["smac_MMM2", "smaclite_zerg_10_vs_10"])
 def test_observing_in_cache_sized_blocks_changes_nothing(name, monkeypatch):
     from envs.smac import core
-    venv = envs.make_vec(name, n_envs=40, seed=0)
+    venv = smac_vec(name, n_envs=40, seed=0)
     rng = np.random.default_rng(0)
     step = venv.reset()
     for _ in range(30):
-        avail = step.group_avail["agent"]
+        avail = avail_of(step)
         step = venv.step({"agent": np.argmax(rng.random(avail.shape) * avail, -1)})
     for idx in (None, np.array([1, 7, 8, 20, 39])):  # every env, and the finished-episode subset path
         monkeypatch.setattr(core, "OBS_BLOCK_BYTES", 1 << 40)
         whole = venv.core.observe(idx)
         monkeypatch.setattr(core, "OBS_BLOCK_BYTES", 1)  # one env per block
-        for one, blocked in zip(whole, venv.core.observe(idx)):
+        for one, blocked in zip(whole, venv.core.observe(idx), strict=True):
             np.testing.assert_array_equal(one, blocked)
 
 
 def test_bad_input():
-    with pytest.raises(UnknownNameError, match="unknown SMAC map '4m'; available maps: .*3m"):
+    with pytest.raises(UnknownNameError, match=r"unknown SMAC map '4m'; available maps: .*3m"):
         StarCraft2Env(map_name="4m")
     with pytest.raises(UnknownNameError, match="unknown env 'smac_4m'"):
         envs.make_vec("smac_4m")
@@ -207,6 +246,17 @@ def test_pettingzoo_face_passes_the_api_test():
     parallel_api_test(envs.make("smac_3m"), num_cycles=200)
 
 
+def test_pettingzoo_reset_with_a_seed_repeats_the_battle():
+    env = envs.make("smac_3m")
+
+    def start(seed):
+        obs, _ = env.reset(seed=seed)
+        return np.stack([o["observation"] for o in obs.values()])
+
+    np.testing.assert_array_equal(start(5), start(5))
+    assert not np.array_equal(start(5), start(6))  # spawn jitter differs
+
+
 def test_drop_in_runs_a_pymarl_style_loop():
     env = StarCraft2Env(map_name="3m", seed=0)
     info = env.get_env_info()
@@ -217,8 +267,8 @@ def test_drop_in_runs_a_pymarl_style_loop():
         while not terminated:
             obs, state = env.get_obs(), env.get_state()
             assert len(obs) == info["n_agents"] and state.shape == (info["state_shape"],)
-            actions = [rng.choice(np.nonzero(env.get_avail_agent_actions(i))[0]) for i in range(info["n_agents"])]
-            reward, terminated, step_info = env.step(actions)
+            actions = [rng.choice(np.flatnonzero(env.get_avail_agent_actions(i))) for i in range(info["n_agents"])]
+            _, terminated, step_info = env.step(actions)
         assert "battle_won" in step_info
     assert env.get_stats()["battles_game"] == 3
 
@@ -268,14 +318,14 @@ def test_smacv2_adapter_drives_a_stand_in_capability_wrapper(monkeypatch):
     the PettingZoo side works without StarCraft II."""
     import sys
     import types
-    seen = {}
+    seen: dict[str, Any] = {}
 
     def wrapper(capability_config, map_name, **kwargs):
         seen.update(capability_config=capability_config, map_name=map_name, kwargs=kwargs)
         return StarCraft2Env(map_name="3m", continuing_episode=kwargs["continuing_episode"], episode_limit=5)
 
     package, module = types.ModuleType("smacv2"), types.ModuleType("smacv2.env")
-    module.StarCraftCapabilityEnvWrapper = wrapper
+    vars(module)["StarCraftCapabilityEnvWrapper"] = wrapper
     monkeypatch.setitem(sys.modules, "smacv2", package)
     monkeypatch.setitem(sys.modules, "smacv2.env", module)
     env = envs.make("smacv2_terran_10_vs_11")
@@ -286,14 +336,13 @@ def test_smacv2_adapter_drives_a_stand_in_capability_wrapper(monkeypatch):
     obs, _ = env.reset(seed=0)
     assert set(obs) == {"agent_0", "agent_1", "agent_2"}
     for _ in range(5):
-        obs, rewards, terms, truncs, infos = env.step({a: 1 for a in env.agents})
+        _, _, _, truncs, _ = env.step({a: 1 for a in env.agents})
     assert all(truncs.values()) and not env.agents  # the 5-step limit truncates
 
 
 def test_heuristic_ai_fidelity_stays_near_the_smac_paper():
     """SMAC paper heuristic: 2s3z 90%, 3s5z 42%. Calibrated simulator: ~89% / ~55% (BENCHMARKS.md);
     generous bounds here catch a change in the dynamics, not noise."""
-    from benchmarks.smac_fidelity import win_rate
     assert win_rate("2s3z", "heuristic", 150)[0] >= 0.75
     assert 0.35 <= win_rate("3s5z", "heuristic", 150)[0] <= 0.70
 
@@ -301,8 +350,10 @@ def test_heuristic_ai_fidelity_stays_near_the_smac_paper():
 def test_drop_in_heuristic_ai_ignores_the_given_actions():
     env = StarCraft2Env(map_name="3m", seed=0, heuristic_ai=True)
     env.reset()
-    reward, terminated, _ = env.step([0, 0, 0])  # no-ops are invalid for live agents, but ignored here
-    assert not terminated and env.battle.core.last_action[0, :, 0].sum() == 0
+    _, terminated, _ = env.step([0, 0, 0])  # no-ops are invalid for live agents, but ignored here
+    # the state ends with every agent's one-hot last action: the heuristic's attack orders, not the no-ops
+    last = env.get_state()[-3 * env.n_actions:].reshape(3, env.n_actions)
+    assert not terminated and (last.sum(1) == 1).all() and (last.argmax(1) >= 6).all()
 
 
 @pytest.mark.parametrize("name, sizes", [("smaclite_protoss_5_vs_5", (11, 92, 130)),
@@ -310,25 +361,25 @@ def test_drop_in_heuristic_ai_ignores_the_given_actions():
                                          ("smaclite_zerg_5_vs_5", (11, 82, 120)),
                                          ("smaclite_protoss_10_vs_10", (16, 182, 310))])
 def test_generated_scenarios_have_smacv2_sizes(name, sizes):
-    venv = envs.make_vec(name, n_envs=2, seed=0)
+    venv = smac_vec(name, n_envs=2, seed=0)
     step = venv.reset()
     assert (venv.core.n_actions, step.group_obs["agent"].shape[-1], step.state.shape[-1]) == sizes
     assert venv.core.limit == 200
 
 
 def test_generated_scenarios_draw_new_teams_and_positions_each_episode():
-    venv = envs.make_vec("smaclite_terran_10_vs_11", n_envs=64, seed=1)
+    venv = smac_vec("smaclite_terran_10_vs_11", n_envs=64, seed=1)
     venv.reset()
     b = venv.core.battle
-    kinds = b.kind.copy()
+    kinds = b.stats.kind.copy()
     assert len({tuple(k) for k in kinds}) > 30  # teams differ between envs
     assert (kinds[:, 10:20] == kinds[:, :10]).all()  # the enemy mirrors the allies, plus one extra unit
     medivac = b.roster.type_names.index("medivac")
     assert not (kinds[:, :10] == medivac).all(1).any()  # never an all-medivac team
-    surrounded = np.abs(b.z[:, :10] - (16 + 16j)).max(1) < 1.0
+    surrounded = np.abs(b.state.z[:, :10] - (16 + 16j)).max(1) < 1.0
     assert 0 < surrounded.sum() < 64  # both start-position kinds occur
-    again = envs.make_vec("smaclite_terran_10_vs_11", n_envs=64, seed=1)
+    again = smac_vec("smaclite_terran_10_vs_11", n_envs=64, seed=1)
     again.reset()
-    np.testing.assert_array_equal(again.core.battle.kind, kinds)  # same seed, same episodes
+    np.testing.assert_array_equal(again.core.battle.stats.kind, kinds)  # same seed, same episodes
     from pettingzoo.test import parallel_api_test
     parallel_api_test(envs.make("smaclite_zerg_5_vs_5"), num_cycles=100)

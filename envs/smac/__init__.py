@@ -21,4 +21,5 @@ for _name in MAPS:
 for _name in SCENARIOS:  # procedurally generated SMACv2-style scenarios
     register(_name, functools.partial(SMACParallelEnv, _name), vec_factory=functools.partial(SMACVecEnv, _name))
 
-__all__ = ["MAPS", "SCENARIOS", "HeuristicPolicy", "SMACMap", "SMACParallelEnv", "SMACVecEnv", "StarCraft2Env", "get_map"]
+__all__ = ["MAPS", "SCENARIOS", "HeuristicPolicy", "SMACMap", "SMACParallelEnv", "SMACVecEnv", "StarCraft2Env",
+           "get_map"]

@@ -6,13 +6,20 @@ runs 8 ticks of 1/16 normal-speed second (SMAC's step_mul=8). Every tick each un
 goal, fires when its weapon is ready and in reach, and regenerates; every `SENSE_EVERY` ticks the pairwise
 view is refreshed: enemy target selection (attack-move AI) and collision push-apart. There is no Python loop
 over envs or units.
+
+A `Battle` holds its arrays in three typed containers: `stats` (each unit slot's stats), `pairs` (pairwise
+stat tables) and `state` (what changes as the battles run).
 """
 from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, fields
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from envs.smac.maps import MAP_SIZE, SMACMap
-from envs.smac.roster import FixedRoster
+from envs.smac.roster import FixedRoster, Roster
 from envs.smac.units import (
     MEDIVAC_ENERGY_REGEN,
     MEDIVAC_HP_PER_ENERGY,
@@ -22,6 +29,9 @@ from envs.smac.units import (
     SHIELD_REGEN_PER_SECOND,
     UnitTable,
 )
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
 
 TICKS_PER_STEP = 8
 # Calibration (BENCHMARKS.md, "SMAC simulator fidelity"): collisions and enemy re-targeting every 2 ticks, an
@@ -40,76 +50,182 @@ MOVE_DIRECTIONS = np.array([[0.0, 1.0], [0.0, -1.0], [1.0, 0.0], [-1.0, 0.0]])  
 MOVE_STEPS = (MOVE_DIRECTIONS @ np.array([1, 1j])).astype(np.complex64)
 N_NON_ATTACK_ACTIONS = 6  # no-op, stop, 4 moves
 FAR = 1e9
-# per-unit stat arrays [n_envs, n_units] copied from the unit-type table at reset (name -> table field)
-TABLE_FIELD = {"max_hp": "hp", "max_shield": "shield"}
-PER_UNIT_STATS = ("max_hp", "max_shield", "armor", "attacks", "range", "radius", "cooldown_ticks", "speed_per_tick",
-                  "armored", "light", "obs_max_cooldown", "heal_per_tick", "is_medivac", "is_line_splash",
-                  "is_suicide", "splash_radius", "regen_per_tick", "projectile_ticks")
-# pairwise stat tables [n_envs, n_units, n_units]: [b, i, j] is unit i's value against unit j
-PAIRWISE_STATS = ("reach", "radius_sum", "volley", "hit_damage", "scan_reach", "collide_d2")
+MEDIVAC_TARGET_PENALTY = 100.0  # distance the enemy AI adds to a medivac when it picks a target (medivacs last)
+# map constants that checkpoints saved before the typed containers also hold; loading ignores them
+RETIRED_STATE_KEYS = frozenset({"is_ally", "enemy_of"})
+
+
+@dataclass(slots=True)
+class _Arrays:
+    """Base of the battle's array containers: what treats every field alike (saving, loading, refilling envs)."""
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """Every field by name: the arrays themselves, not copies."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    def set_envs(self, idx: np.ndarray, rows: Self) -> None:
+        """Overwrite envs `idx` (the first axis) of every field with the same container for those envs."""
+        for mine, new in zip(self.arrays().values(), rows.arrays().values(), strict=True):
+            mine[idx] = new
+
+
+@dataclass(slots=True)
+class UnitStats(_Arrays):
+    """Stats of each env's unit slots [n_envs, n_units], copied from the unit-type table when a team is drawn.
+
+    Per env so that generated rosters can give every episode its own team; contiguous, because numpy is
+    several times slower on broadcast operands with a short inner axis."""
+
+    kind: np.ndarray  # int64 index into the roster's type_names
+    max_hp: np.ndarray
+    max_shield: np.ndarray
+    armor: np.ndarray
+    attacks: np.ndarray  # hits per volley
+    range: np.ndarray
+    radius: np.ndarray
+    cooldown_ticks: np.ndarray  # ticks between volleys
+    speed_per_tick: np.ndarray
+    armored: np.ndarray  # bool
+    light: np.ndarray  # bool
+    obs_max_cooldown: np.ndarray  # scales the global state's cooldown feature
+    heal_per_tick: np.ndarray  # medivacs
+    is_medivac: np.ndarray
+    is_line_splash: np.ndarray  # colossus beam
+    is_suicide: np.ndarray  # baneling
+    splash_radius: np.ndarray
+    regen_per_tick: np.ndarray  # zerg hp regeneration
+    projectile_ticks: np.ndarray  # int64 ticks from firing to the hit landing
+    target_penalty: np.ndarray  # [n_envs, n_agents] float32: added to an ally's distance by the enemy AI
+
+    @classmethod
+    def of(cls, t: UnitTable, kinds: np.ndarray, n_agents: int) -> UnitStats:
+        """Stats of units whose types are `kinds` [n, U] (new arrays)."""
+        return cls(
+            kind=np.array(kinds, np.int64, order="C"), max_hp=t.hp[kinds], max_shield=t.shield[kinds],
+            armor=t.armor[kinds], attacks=t.attacks[kinds], range=t.range[kinds], radius=t.radius[kinds],
+            cooldown_ticks=t.cooldown_ticks[kinds], speed_per_tick=t.speed_per_tick[kinds],
+            armored=t.armored[kinds], light=t.light[kinds], obs_max_cooldown=t.obs_max_cooldown[kinds],
+            heal_per_tick=t.heal_per_tick[kinds], is_medivac=t.is_medivac[kinds],
+            is_line_splash=t.is_line_splash[kinds], is_suicide=t.is_suicide[kinds],
+            splash_radius=t.splash_radius[kinds], regen_per_tick=t.regen_per_tick[kinds],
+            projectile_ticks=t.projectile_ticks[kinds],
+            target_penalty=np.where(t.is_medivac[kinds[:, :n_agents]], np.float32(MEDIVAC_TARGET_PENALTY),
+                                    np.float32(0.0)))
+
+
+@dataclass(slots=True)
+class PairStats(_Arrays):
+    """Pairwise stat tables [n_envs, U, U]: [b, i, j] is unit i's value against unit j.
+
+    A fixed roster's tables are one env's [U, U] block broadcast read-only over the envs (`shared`); a
+    generated roster's rows are refilled at each reset."""
+
+    reach: np.ndarray  # weapon range plus both radii
+    radius_sum: np.ndarray
+    volley: np.ndarray  # damage of one volley: hit damage x attacks
+    hit_damage: np.ndarray  # damage of one hit, the bonus against the target's armour included
+    scan_reach: np.ndarray  # enemy auto-acquire distance: scan range plus both radii
+    collide_d2: np.ndarray  # pairs closer than this squared distance may overlap (-1: never collide)
+    scan_ea: np.ndarray  # [n_envs, E, A] scan_reach of enemies against allies, contiguous: always its own array
+
+    @classmethod
+    def of(cls, t: UnitTable, kinds: np.ndarray, n_agents: int) -> PairStats:
+        """Tables of units whose types are `kinds` [n, U] (new arrays)."""
+        a, u = n_agents, kinds.shape[1]
+        radius = t.radius[kinds]
+        radius_sum = radius[:, :, None] + radius[:, None, :]
+        armored, light = t.armored[kinds][:, None, :], t.light[kinds][:, None, :]
+        hit = np.where(armored, t.damage_vs_armored[kinds][:, :, None],
+                       np.where(light, t.damage_vs_light[kinds][:, :, None], t.damage_vs_other[kinds][:, :, None]))
+        ground = ~t.is_medivac[kinds]
+        collide = ground[:, :, None] & ground[:, None, :] & ~np.eye(u, dtype=bool)
+        scan_reach = SCAN_RANGE + radius_sum
+        return cls(reach=t.range[kinds][:, :, None] + radius_sum, radius_sum=radius_sum,
+                   volley=hit * t.attacks[kinds][:, :, None], hit_damage=hit, scan_reach=scan_reach,
+                   # large battles pre-select colliding pairs on approximate squared distances
+                   collide_d2=np.where(collide, (radius_sum + D2_MARGIN) ** 2, -1.0),
+                   scan_ea=np.ascontiguousarray(scan_reach[:, a:, :a]))
+
+    def shared(self, n_envs: int) -> PairStats:
+        """These tables of one env as read-only views over `n_envs` envs (scan_ea: a contiguous copy)."""
+
+        def view(table: np.ndarray) -> np.ndarray:
+            return np.broadcast_to(table, (n_envs, *table.shape[1:]))
+
+        return PairStats(reach=view(self.reach), radius_sum=view(self.radius_sum), volley=view(self.volley),
+                         hit_damage=view(self.hit_damage), scan_reach=view(self.scan_reach),
+                         collide_d2=view(self.collide_d2), scan_ea=np.ascontiguousarray(view(self.scan_ea)))
+
+
+@dataclass(slots=True)
+class BattleState(_Arrays):
+    """What changes as the battles run, [n_envs, n_units] unless noted."""
+
+    z: np.ndarray  # complex64 positions x + iy (float32 precision is ample on a 32 x 32 map)
+    hp: np.ndarray
+    shield: np.ndarray
+    energy: np.ndarray  # medivacs
+    cooldown: np.ndarray  # ticks until the weapon is ready
+    shield_delay: np.ndarray  # ticks until shields regenerate
+    alive: np.ndarray
+    ai_target: np.ndarray  # the enemy AI's target unit, -1 for none
+    last_target: np.ndarray  # what each unit attacked/healed in the last step (rendering)
+    steps: np.ndarray  # [n_envs] agent steps into the episode
+    attack_point: np.ndarray  # [n_envs] complex64: the enemy's attack-move goal
+    pending: np.ndarray  # [delays, n_envs, n_units, (damage, hits)]: pending[k] lands k ticks from now
+
+    @classmethod
+    def empty(cls, n_envs: int, n_units: int, max_delay: int, attack_point: complex) -> BattleState:
+        """Zeroed state before the first reset (no unit alive, no target)."""
+        shape = (n_envs, n_units)
+        return cls(z=np.zeros(shape, np.complex64), hp=np.zeros(shape, np.float32),
+                   shield=np.zeros(shape, np.float32), energy=np.zeros(shape, np.float32),
+                   cooldown=np.zeros(shape, np.float32), shield_delay=np.zeros(shape, np.float32),
+                   alive=np.zeros(shape, bool), ai_target=np.full(shape, -1), last_target=np.full(shape, -1),
+                   steps=np.zeros(n_envs, np.int64), attack_point=np.full(n_envs, attack_point, np.complex64),
+                   pending=np.zeros((max_delay + 1, *shape, 2), np.float32))
 
 
 class Battle:
-    """State and dynamics of `n_envs` battles on `smac_map`; see module docstring.
+    """State and dynamics of `n_envs` battles on `smac_map`; see module docstring. `roster` draws each new
+    episode's unit types and positions (default: the map's fixed teams)."""
 
-    Unit stats are per env and unit slot ([n_envs, n_units], pairwise ones [n_envs, n_units, n_units]) so that
-    procedurally generated rosters can give every episode its own team; `roster` draws types and positions.
-    """
-
-    def __init__(self, smac_map: SMACMap, n_envs: int, rng: np.random.Generator, roster=None) -> None:
+    def __init__(self, smac_map: SMACMap, n_envs: int, rng: np.random.Generator, roster: Roster | None = None
+                 ) -> None:
         self.map = smac_map
         self.n_envs = n_envs
         self.rng = rng
-        self.roster = roster or FixedRoster(smac_map)
-        self.n_agents, self.n_enemies = smac_map.n_agents, smac_map.n_enemies
-        self.n_units = n_units = self.n_agents + self.n_enemies
+        self.roster: Roster = roster or FixedRoster(smac_map)
+        self.n_agents, self.n_enemies = a, e = smac_map.n_agents, smac_map.n_enemies
+        self.n_units = n_units = a + e
         self.types = t = UnitTable.build(self.roster.type_names, DT)  # stats per unit type
-        self.is_ally = np.arange(n_units) < self.n_agents
+        self.is_ally = np.arange(n_units) < a
+        self.enemy_of = self.is_ally[:, None] != self.is_ally[None, :]
         padded = np.zeros((MAP_SIZE + 2, MAP_SIZE + 2), bool)
         padded[1:-1, 1:-1] = smac_map.pathing()
         self._walk = padded.ravel()  # cell (cx, cy) -> index (cx + 1) * (MAP_SIZE + 2) + cy + 1
         self._box = _rectangle(padded[1:-1, 1:-1])
         if self._box is not None:  # bounds of interleaved (x, y) floats, long enough for [n, 4 * n_units] points
             x0, x1, y0, y1 = self._box
-            self._box_lo = np.tile(np.array([x0, y0], np.float32), 4 * (self.n_agents + self.n_enemies))
-            self._box_hi = np.tile(np.array([x1, y1], np.float32), 4 * (self.n_agents + self.n_enemies))
-        self.enemy_of = self.is_ally[:, None] != self.is_ally[None, :]
+            self._box_lo = np.tile(np.array([x0, y0], np.float32), 4 * n_units)
+            self._box_hi = np.tile(np.array([x1, y1], np.float32), 4 * n_units)
         self.has_shields = bool((t.shield > 0).any())
         self.has_splash = bool(t.is_line_splash.any())
         self.has_suicide = bool(t.is_suicide.any())
         self.has_medivac = bool(t.is_medivac.any())
         self.has_regen = bool((t.regen_per_tick > 0).any())
         self.delays = sorted(set(t.projectile_ticks.tolist()))
-        shape = (n_envs, n_units)
-        # Per-unit stats are contiguous [n_envs, n_units] arrays (numpy is several times slower on broadcast
-        # operands with a short inner axis). Pairwise tables of a fixed roster, the same in every env, are one
-        # [U, U] block broadcast read-only; a generated roster gets per-env rows, all filled at each reset.
-        self._eye = np.eye(n_units, dtype=bool)
+        # A fixed roster's stats are the same in every env: its pairwise tables are one [U, U] block broadcast
+        # read-only. A generated roster's stats are drawn per env at each reset (type 0 until then).
         self._fixed = isinstance(self.roster, FixedRoster)
-        self.kind = np.zeros(shape, np.int64)
-        for name in PER_UNIT_STATS:
-            setattr(self, name, np.zeros(shape, getattr(t, TABLE_FIELD.get(name, name)).dtype))
-        self.target_penalty = np.zeros((n_envs, self.n_agents), np.float32)  # enemy AI: medivacs last
-        rows = 1 if self._fixed else n_envs
-        for name in PAIRWISE_STATS:
-            setattr(self, name, np.zeros((rows, n_units, n_units), np.float32))
-        if self._fixed:
+        if isinstance(self.roster, FixedRoster):
             kinds = self.roster.kinds[None]
-            self._set_unit_stats(slice(None), kinds)
-            self._set_pair_stats(np.zeros(1, np.int64), kinds)
-            for name in PAIRWISE_STATS:
-                value = getattr(self, name)
-                setattr(self, name, np.broadcast_to(value, (n_envs, *value.shape[1:])))
-        self.z = np.zeros(shape, np.complex64)  # float32 precision is ample on a 32 x 32 map
-        self.hp, self.shield, self.energy = (np.zeros(shape, np.float32) for _ in range(3))
-        self.cooldown, self.shield_delay = np.zeros(shape, np.float32), np.zeros(shape, np.float32)
-        self.alive = np.zeros(shape, bool)
-        self.ai_target = np.full(shape, -1)
-        self.last_target = np.full(shape, -1)  # what each unit attacked/healed in the last step (rendering)
-        self.steps = np.zeros(n_envs, np.int64)
-        self.attack_point = np.full(n_envs, complex(*smac_map.attack_point), np.complex64)  # enemy attack-move goal
-        # damage in flight: pending[k] lands k ticks from now (ranged projectiles)
-        self.pending = np.zeros((max(self.delays) + 1, *shape, 2), np.float32)  # [..., (damage, hits)]
+            self.stats = UnitStats.of(t, np.broadcast_to(kinds, (n_envs, n_units)), a)
+            self.pairs = PairStats.of(t, kinds, a).shared(n_envs)
+        else:
+            kinds = np.zeros((n_envs, n_units), np.int64)
+            self.stats, self.pairs = UnitStats.of(t, kinds, a), PairStats.of(t, kinds, a)
+        self.state = BattleState.empty(n_envs, n_units, max(self.delays), complex(*smac_map.attack_point))
         self._units = np.arange(n_units)
         # flat indices: unit (b, j) is z.ravel()[_flat_base[b] + j]; pair (b, u, j) of a [B, U, U] array is
         # [_pair_env[b, u] + j], of a pairwise stat [_pair_stat[b, u] + j] (stat tables: see _pairwise)
@@ -120,89 +236,68 @@ class Battle:
             self._close = np.empty((n_envs, n_units, n_units), bool)
         self._pair_env = (self._flat_base + self._units) * n_units
         self._pair_stat = self._units[None] * n_units if self._fixed else self._pair_env
-        a, e = self.n_agents, self.n_enemies
         self._pair_ea = self._pair_env[:, a:, None] + np.arange(a)  # [B, E, A]: pairs (enemy, ally)
         self._ea_base = np.arange(n_envs * e).reshape(n_envs, e) * a  # [B, E, A] array: row (b, e) starts here
-        # enemy auto-acquire distance to each ally, contiguous [B, E, A] (refreshed at reset when generated)
-        self.scan_ea = np.ascontiguousarray(self.scan_reach[:, a:, :a])
 
     # -- saving -----------------------------------------------------------------------------------------
-    def state_dict(self) -> dict[str, np.ndarray]:
-        """Copies of every array that can change during battles (public and writeable: unit state, and the
-        per-env stats of generated rosters); private arrays are fixed indices or scratch buffers."""
-        return {name: value.copy() for name, value in vars(self).items()
-                if not name.startswith("_") and isinstance(value, np.ndarray) and value.flags.writeable}
+    def _changing(self) -> Iterator[tuple[str, np.ndarray]]:
+        """(name, array) of every array that can change during battles: the state, and the stats (a fixed
+        roster's pairwise tables are shared read-only views; scratch buffers and indices are not held here)."""
+        for part in (self.stats, self.pairs, self.state):
+            for name, value in part.arrays().items():
+                if value.flags.writeable:
+                    yield name, value
 
-    def load_state_dict(self, state: dict[str, np.ndarray]) -> None:
-        mine = self.state_dict()
-        if set(state) != set(mine) or any(state[k].shape != mine[k].shape for k in mine):
+    def state_dict(self) -> dict[str, np.ndarray]:
+        """Copies of every array that can change during battles, by field name."""
+        return {name: value.copy() for name, value in self._changing()}
+
+    def load_state_dict(self, state: Mapping[str, np.ndarray]) -> None:
+        """Copy a `state_dict()` into this battle's arrays (their dtypes kept)."""
+        state = {k: v for k, v in state.items() if k not in RETIRED_STATE_KEYS}
+        mine = dict(self._changing())
+        if set(state) != set(mine) or any(state[k].shape != v.shape for k, v in mine.items()):
             raise ValueError("saved battle state does not match this map and number of envs")
-        for name, value in state.items():
-            setattr(self, name, value.astype(mine[name].dtype, copy=True))
+        for name, value in mine.items():
+            value[...] = state[name]
 
     # -- episodes ---------------------------------------------------------------------------------------
-    def _set_unit_stats(self, idx: np.ndarray | slice, kinds: np.ndarray) -> None:
-        """Per-unit stats of envs `idx` from their unit types `kinds` [n, U] (n may be 1, broadcast)."""
-        t = self.types
-        self.kind[idx] = kinds
-        for name in PER_UNIT_STATS:
-            getattr(self, name)[idx] = getattr(t, TABLE_FIELD.get(name, name))[kinds]
-        self.target_penalty[idx] = np.where(t.is_medivac[kinds][:, : self.n_agents], 100.0, 0.0)
-
-    def _set_pair_stats(self, idx: np.ndarray, kinds: np.ndarray) -> None:
-        """Pairwise stat tables of envs `idx` from their unit types `kinds` [n, U]."""
-        t = self.types
-        radius, rng_ = t.radius[kinds], t.range[kinds]
-        self.radius_sum[idx] = radius[:, :, None] + radius[:, None, :]
-        self.reach[idx] = rng_[:, :, None] + self.radius_sum[idx]
-        armored, light = t.armored[kinds][:, None, :], t.light[kinds][:, None, :]
-        hit = np.where(armored, t.damage_vs_armored[kinds][:, :, None],
-                       np.where(light, t.damage_vs_light[kinds][:, :, None], t.damage_vs_other[kinds][:, :, None]))
-        self.hit_damage[idx] = hit
-        self.volley[idx] = hit * t.attacks[kinds][:, :, None]
-        ground = ~t.is_medivac[kinds]
-        collide = ground[:, :, None] & ground[:, None, :] & ~self._eye
-        # large battles pre-select colliding pairs on approximate squared distances (see _push_apart_sparse)
-        self.collide_d2[idx] = np.where(collide, (self.radius_sum[idx] + D2_MARGIN) ** 2, -1.0)
-        # enemy auto-acquire distance to each ally (stored [.., U, U], used [.., E, A]): scan range + both radii
-        self.scan_reach[idx] = SCAN_RANGE + self.radius_sum[idx]
-
     def reset(self, mask: np.ndarray) -> None:
         """Start new episodes in the envs where `mask` is true."""
         idx = np.flatnonzero(mask)
         if idx.size == 0:
             return
+        s, st, a = self.state, self.stats, self.n_agents
         kinds, positions = self.roster.sample(self.rng, idx.size)
         if not self._fixed:
-            self._set_unit_stats(idx, kinds)
-            self._set_pair_stats(idx, kinds)
-            self.scan_ea[idx] = self.scan_reach[idx, self.n_agents:, : self.n_agents]
-        self.z[idx] = positions @ np.array([1, 1j])
+            st.set_envs(idx, UnitStats.of(self.types, kinds, a))
+            self.pairs.set_envs(idx, PairStats.of(self.types, kinds, a))
+        s.z[idx] = positions @ np.array([1, 1j])
         if self.roster.attack_ally_centroid:  # generated scenarios: advance on where the allies start
-            self.attack_point[idx] = self.z[idx, : self.n_agents].mean(1)
-        self.hp[idx] = self.max_hp[idx]
-        self.shield[idx] = self.max_shield[idx]
-        self.energy[idx] = np.where(self.is_medivac[idx], MEDIVAC_START_ENERGY, 0.0)
-        self.cooldown[idx] = self.rng.uniform(0, 1, (idx.size, self.n_units))
-        self.shield_delay[idx] = 0.0
-        self.alive[idx] = True
-        self.ai_target[idx] = -1
-        self.last_target[idx] = -1
-        self.pending[:, idx] = 0.0
-        self.steps[idx] = 0
+            s.attack_point[idx] = s.z[idx, :a].mean(1)
+        s.hp[idx] = st.max_hp[idx]
+        s.shield[idx] = st.max_shield[idx]
+        s.energy[idx] = np.where(st.is_medivac[idx], MEDIVAC_START_ENERGY, 0.0)
+        s.cooldown[idx] = self.rng.uniform(0, 1, (idx.size, self.n_units))
+        s.shield_delay[idx] = 0.0
+        s.alive[idx] = True
+        s.ai_target[idx] = -1
+        s.last_target[idx] = -1
+        s.pending[:, idx] = 0.0
+        s.steps[idx] = 0
 
     # -- one agent step -------------------------------------------------------------------------------
     def step(self, actions: np.ndarray) -> None:
         """Advance every env by one agent step given ally actions [n_envs, n_agents] (already validated)."""
-        a, shape = self.n_agents, (self.n_envs, self.n_units)
+        s, a, shape = self.state, self.n_agents, (self.n_envs, self.n_units)
         attack = actions >= N_NON_ATTACK_ACTIONS
         j = actions - N_NON_ATTACK_ACTIONS
         ally_target = np.full(shape, -1)
-        ally_target[:, :a] = np.where(attack, np.where(self.is_medivac[:, :a], j, j + a), -1)
+        ally_target[:, :a] = np.where(attack, np.where(self.stats.is_medivac[:, :a], j, j + a), -1)
         moving = (actions >= 2) & ~attack
         goal = np.empty(shape, np.complex64)
-        goal[:, :a] = self.z[:, :a] + MOVE_AMOUNT * MOVE_STEPS[np.clip(actions - 2, 0, 3)]
-        goal[:, a:] = self.attack_point[:, None]
+        goal[:, :a] = s.z[:, :a] + MOVE_AMOUNT * MOVE_STEPS[np.clip(actions - 2, 0, 3)]
+        goal[:, a:] = s.attack_point[:, None]
         has_goal = np.ones(shape, bool)
         has_goal[:, :a] = moving
         attacked_by = ally_target[:, None, :a] == self._units[None, a:, None]  # [B, E, A], fixed this step
@@ -211,14 +306,14 @@ class Battle:
                 retarget = tick % RETARGET_EVERY == 0
                 self._sense(attacked_by, ally_target, retarget)
                 if retarget:
-                    target = np.where(ally_target >= 0, ally_target, self.ai_target)
+                    target = np.where(ally_target >= 0, ally_target, s.ai_target)
                     tidx = np.maximum(target, 0)
                     targeting = target >= 0
                     flat_t, pair_t = self._flat_base + tidx, self._pair_stat + tidx
-                    reach = self._pairwise(self.reach, pair_t)
+                    reach = self._pairwise(self.pairs.reach, pair_t)
             self._tick(flat_t, pair_t, targeting, reach, goal, has_goal)
-        self.last_target = target
-        self.steps += 1
+        s.last_target = target
+        s.steps += 1
 
     def _pairwise(self, table: np.ndarray, pair: np.ndarray) -> np.ndarray:
         """table[b, u, j] of a pairwise stat table [B, U, U] at flat pair indices (from `_pair_stat`); a fixed
@@ -229,95 +324,99 @@ class Battle:
         """Collision push-apart, then (when `retarget`) enemy target selection from the distances before it."""
         if self.n_units <= DENSE_COLLISION_UNITS:
             to_ally = self._push_apart_dense()
-        else:
+        elif retarget:
             a = self.n_agents
-            to_ally = np.abs(self.z[:, None, :a] - self.z[:, a:, None]) if retarget else None
+            to_ally = np.abs(self.state.z[:, None, :a] - self.state.z[:, a:, None])
+            self._push_apart_sparse()
+        else:
             self._push_apart_sparse()
         if retarget:
             self._enemy_ai(to_ally, attacked_by, ally_target)
 
     def _push_apart_dense(self) -> np.ndarray:
         """Collisions from all pairwise distances; returns the enemy-to-ally distances [B, E, A]."""
-        u = self.n_units
-        diff = _cols(self.z, u) - _rows(self.z, u)  # [B, i, j] = z_j - z_i
+        s, st, u = self.state, self.stats, self.n_units
+        diff = _cols(s.z, u) - _rows(s.z, u)  # [B, i, j] = z_j - z_i
         dist = np.abs(diff)
         # units that do not collide (dead, air) get a hugely negative radius, so they never overlap;
         # a unit's pair with itself has diff 0, so it pushes nothing
-        live = self.alive & ~self.is_medivac if self.has_medivac else self.alive
-        radius = np.where(live, self.radius, -FAR)
+        live = s.alive & ~st.is_medivac if self.has_medivac else s.alive
+        radius = np.where(live, st.radius, -FAR)
         overlap = _rows(radius, u) + _cols(radius, u) - dist
         w = np.maximum(overlap, 0.0) / np.maximum(dist, 1e-6)
         # the sum over j as one matrix-vector product over every (env, unit) row: numpy's sum over a short
         # axis, and a batched matmul, are several times slower
-        push = ((w * diff).reshape(-1, u) @ self._ones).reshape(self.z.shape)
-        self._place(self.z - 0.5 * push)
+        push = ((w * diff).reshape(-1, u) @ self._ones).reshape(s.z.shape)
+        self._place(s.z - 0.5 * push)
         return np.take(dist, self._pair_ea)
 
     def _push_apart_sparse(self) -> None:
         """Collisions in large battles: approximate squared distances of all pairs from one batched matmul,
         [x, y, |z|^2, 1] . [-2x, -2y, 1, |z|^2], pre-select the few pairs that may overlap; exact distances
         decide among those."""
-        z, u = self.z, self.n_units
+        s, z, u = self.state, self.state.z, self.n_units
         x, y = z.real, z.imag
         norm, ones = x * x + y * y, np.ones_like(x)
         d2 = np.matmul(np.stack([x, y, norm, ones], -1), np.stack([-2 * x, -2 * y, ones, norm], 1), out=self._d2)
-        close = np.less(d2, self.collide_d2, out=self._close)  # reused buffers: no page faults on fresh MBs
+        close = np.less(d2, self.pairs.collide_d2, out=self._close)  # reused buffers: no page faults on fresh MBs
         pair = np.flatnonzero(close)  # (b * U + i) * U + j; far cheaper than nonzero() here
         unit_i, j = np.divmod(pair, u)  # flat indices b * U + i of the first unit
         i = unit_i % u
         unit_j = unit_i - i + j
         diff = np.take(z, unit_j) - np.take(z, unit_i)
         d = np.abs(diff)
-        overlap = self._pairwise(self.radius_sum, pair if not self._fixed else i * u + j) - d
-        hit = (overlap > 0) & np.take(self.alive, unit_i) & np.take(self.alive, unit_j)
+        overlap = self._pairwise(self.pairs.radius_sum, pair if not self._fixed else i * u + j) - d
+        hit = (overlap > 0) & np.take(s.alive, unit_i) & np.take(s.alive, unit_j)
         if hit.any():
             push = diff[hit] * (-0.5 * overlap[hit] / np.maximum(d[hit], 1e-6))
             unit_i, size = unit_i[hit], self.n_envs * u
             shift = np.bincount(unit_i, push.real, size) + 1j * np.bincount(unit_i, push.imag, size)
-            self._place(self.z + shift.reshape(self.z.shape).astype(np.complex64))
+            self._place(z + shift.reshape(z.shape).astype(np.complex64))
 
     def _enemy_ai(self, to_ally: np.ndarray, attacked_by: np.ndarray, ally_target: np.ndarray) -> None:
         """Attack-move AI (SMAC_SPEC §5.5/5.7): keep a live target that is in reach or attacking us, else
         acquire the nearest ally within scan range or attacking us (medivacs last). Enemy medivacs follow
         the most damaged friendly unit. `to_ally` [B, E, A] distances (contiguous); `attacked_by` [B, E, A]
         is `ally_target` [B, U] (allies' targets) as a mask."""
-        a, e = self.n_agents, self.n_enemies
-        current = self.ai_target[:, a:]
+        s, st, a, e = self.state, self.stats, self.n_agents, self.n_enemies
+        current = s.ai_target[:, a:]
         # enemy medivacs hold friendly targets (>= a): never kept here
         cidx = np.minimum(np.maximum(current, 0), a - 1)
-        keep = (current >= 0) & (current < a) & np.take(self.alive, self._flat_base + cidx) & (
-            (np.take(to_ally, self._ea_base + cidx) <= self._pairwise(self.reach, self._pair_stat[:, a:] + cidx))
+        keep = (current >= 0) & (current < a) & np.take(s.alive, self._flat_base + cidx) & (
+            (np.take(to_ally, self._ea_base + cidx) <= self._pairwise(self.pairs.reach, self._pair_stat[:, a:] + cidx))
             | (np.take(ally_target, self._flat_base + cidx) == self._units[a:]))
         # candidates (live allies in scan range or attacking us) score distance + penalty + jitter < FAR
-        score = np.where((to_ally < self.scan_ea) | attacked_by, to_ally, FAR)
-        score += _cols(np.where(self.alive[:, :a], self.target_penalty, FAR), e)  # dead allies: FAR
+        score = np.where((to_ally < self.pairs.scan_ea) | attacked_by, to_ally, FAR)
+        score += _cols(np.where(s.alive[:, :a], st.target_penalty, FAR), e)  # dead allies: FAR
         score += AI_TARGET_JITTER * self.rng.random(score.shape, dtype=np.float32)
         best = score.argmin(axis=2)
         found = np.take(score, self._ea_base + best) < FAR
         chosen = np.where(keep, current, np.where(found, best, -1))
         if self.has_medivac:
-            frac = np.where(self.alive[:, a:] & ~self.is_medivac[:, a:], self.hp[:, a:] / self.max_hp[:, a:], FAR)
-            chosen = np.where(self.is_medivac[:, a:], frac.argmin(axis=1)[:, None] + a, chosen)
-        self.ai_target[:, a:] = chosen
+            frac = np.where(s.alive[:, a:] & ~st.is_medivac[:, a:], s.hp[:, a:] / st.max_hp[:, a:], FAR)
+            chosen = np.where(st.is_medivac[:, a:], frac.argmin(axis=1)[:, None] + a, chosen)
+        s.ai_target[:, a:] = chosen
 
     def _tick(self, flat_t: np.ndarray, pair_t: np.ndarray, targeting: np.ndarray, reach: np.ndarray,
               goal: np.ndarray, has_goal: np.ndarray) -> None:
         """One world tick; each unit's target is at flat index `flat_t` (pair index `pair_t`)."""
-        has_target = targeting & self.alive & np.take(self.alive, flat_t)
-        tz = np.take(self.z, flat_t)
-        in_range = has_target & (np.abs(tz - self.z) <= reach)
+        s, st = self.state, self.stats
+        has_target = targeting & s.alive & np.take(s.alive, flat_t)
+        tz = np.take(s.z, flat_t)
+        in_range = has_target & (np.abs(tz - s.z) <= reach)
         # move: chase a target out of reach, else head for the goal (move order / attack-move point)
         chase = has_target & ~in_range
-        offset = np.where(chase, tz, goal) - self.z
+        offset = np.where(chase, tz, goal) - s.z
         length = np.abs(offset)
-        wants = self.alive & (chase | (~has_target & has_goal))
-        step = np.minimum(np.maximum(length - reach * chase, 0.0), self.speed_per_tick) * wants / np.maximum(length, 1e-9)
-        self._place(self.z + offset * step)
+        wants = s.alive & (chase | (~has_target & has_goal))
+        step = np.minimum(np.maximum(length - reach * chase, 0.0), st.speed_per_tick) * wants \
+            / np.maximum(length, 1e-9)
+        self._place(s.z + offset * step)
         # fire (or heal) when in reach and ready
-        ready = in_range & (self.cooldown <= 0)
+        ready = in_range & (s.cooldown <= 0)
         if self.has_medivac:
-            self._heal(ready & self.is_medivac, flat_t)
-            ready &= ~self.is_medivac
+            self._heal(ready & st.is_medivac, flat_t)
+            ready &= ~st.is_medivac
         if ready.any():
             self._attack(ready, flat_t, pair_t)
         self._land_hits()
@@ -325,18 +424,19 @@ class Battle:
 
     def _place(self, new: np.ndarray) -> None:
         """Move to `new` where walkable; blocked units slide along x or y, else stay."""
+        s = self.state
         new = np.ascontiguousarray(new, np.complex64)
         if self._box is not None and self._inside_xy(new).all():  # the common case, without a per-unit reduction
-            self.z = new
+            s.z = new
             return
         ok = self.walkable_at(new)
         if ok.all():
-            self.z = new
+            s.z = new
             return
-        x, y = self.z.real, self.z.imag
+        x, y = s.z.real, s.z.imag
         slide_x = ~ok & self.walkable(new.real, y)
         slide_y = ~ok & ~slide_x & self.walkable(x, new.imag)
-        self.z = np.where(ok, new, np.where(slide_x, new.real + 1j * y, np.where(slide_y, x + 1j * new.imag, self.z)))
+        s.z = np.where(ok, new, np.where(slide_x, new.real + 1j * y, np.where(slide_y, x + 1j * new.imag, s.z)))
 
     def walkable_at(self, z: np.ndarray) -> np.ndarray:
         """walkable() of contiguous complex positions [n, m] (up to 4 * n_units per row)."""
@@ -363,13 +463,13 @@ class Battle:
     def _attack(self, fire: np.ndarray, flat_t: np.ndarray, pair_t: np.ndarray) -> None:
         """Fire: melee and instant hits land now, projectiles after their travel time (so shots already in
         flight at a target that dies are wasted, as in SC2)."""
-        size = self.n_envs * self.n_units
-        direct = fire & ~self.is_suicide if self.has_suicide else fire
-        volley = self._pairwise(self.volley, pair_t)
+        s, st, size = self.state, self.stats, self.n_envs * self.n_units
+        direct = fire & ~st.is_suicide if self.has_suicide else fire
+        volley = self._pairwise(self.pairs.volley, pair_t)
         if self.delays == [0]:  # no projectiles on this map: every hit lands now
             flat = flat_t[direct]
             total = np.bincount(flat, volley[direct], size).reshape(fire.shape)
-            n_hits = np.bincount(flat, self.attacks[direct], size).reshape(fire.shape)
+            n_hits = np.bincount(flat, st.attacks[direct], size).reshape(fire.shape)
             if self.has_splash or self.has_suicide:
                 splash_dmg, splash_hits = self._splash(fire, flat_t)
                 total, n_hits = total + splash_dmg, n_hits + splash_hits
@@ -377,93 +477,100 @@ class Battle:
             self._after_firing(fire)
             return
         for delay in self.delays:
-            shots = direct & (self.projectile_ticks == delay) if len(self.delays) > 1 else direct
+            shots = direct & (st.projectile_ticks == delay) if len(self.delays) > 1 else direct
             if not shots.any():
                 continue
             flat = flat_t[shots]
-            slot = self.pending[delay]
+            slot = s.pending[delay]
             slot[..., 0] += np.bincount(flat, volley[shots], size).reshape(fire.shape)
-            slot[..., 1] += np.bincount(flat, self.attacks[shots], size).reshape(fire.shape)
+            slot[..., 1] += np.bincount(flat, st.attacks[shots], size).reshape(fire.shape)
         if self.has_splash or self.has_suicide:
             splash_dmg, splash_hits = self._splash(fire, flat_t)
-            self.pending[0, ..., 0] += splash_dmg
-            self.pending[0, ..., 1] += splash_hits
+            s.pending[0, ..., 0] += splash_dmg
+            s.pending[0, ..., 1] += splash_hits
         self._after_firing(fire)
 
     def _after_firing(self, fire: np.ndarray) -> None:
-        self.cooldown = np.where(fire, self.cooldown_ticks, self.cooldown)
+        s, st = self.state, self.stats
+        s.cooldown = np.where(fire, st.cooldown_ticks, s.cooldown)
         if self.has_suicide:
-            boom = fire & self.is_suicide
-            self.hp[boom] = 0.0
-            self.alive &= ~boom
+            boom = fire & st.is_suicide
+            s.hp[boom] = 0.0
+            s.alive &= ~boom
 
     def _land_hits(self) -> None:
         """Apply the damage arriving this tick, then advance the projectiles in flight by one tick."""
         if self.delays == [0]:
             return
-        arriving = self.pending[0]
+        s = self.state
+        arriving = s.pending[0]
         if arriving[..., 0].any():
-            self._apply_damage(arriving[..., 0] * self.alive, arriving[..., 1] * self.alive)
-        if len(self.pending) > 1:
-            self.pending[:-1] = self.pending[1:]
-        self.pending[-1] = 0.0
+            self._apply_damage(arriving[..., 0] * s.alive, arriving[..., 1] * s.alive)
+        if len(s.pending) > 1:
+            s.pending[:-1] = s.pending[1:]
+        s.pending[-1] = 0.0
 
     def _splash(self, fire: np.ndarray, flat_t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Colossus beam (enemies within splash_radius of the primary target, primary excluded) and baneling
         explosions (enemies within splash_radius of the baneling): damage [B, U] and hit counts [B, U]."""
-        line = fire & self.is_line_splash
-        boom = fire & self.is_suicide
-        centre = np.where(line, np.take(self.z, flat_t), self.z)  # the target (beam) or the baneling itself
-        d = np.abs(self.z[:, None, :] - centre[:, :, None])  # [B, attacker, victim]
-        victims = self.enemy_of[None] & self.alive[:, None, :]
-        radius = self.splash_radius[:, :, None]
+        s, st = self.state, self.stats
+        line = fire & st.is_line_splash
+        boom = fire & st.is_suicide
+        centre = np.where(line, np.take(s.z, flat_t), s.z)  # the target (beam) or the baneling itself
+        d = np.abs(s.z[:, None, :] - centre[:, :, None])  # [B, attacker, victim]
+        victims = self.enemy_of[None] & s.alive[:, None, :]
+        radius = st.splash_radius[:, :, None]
         hit = (line[..., None] & (d < radius) & (self._flat_base[..., None] + self._units != flat_t[..., None])) \
-            | (boom[..., None] & (d < radius + self.radius[:, None, :]))
+            | (boom[..., None] & (d < radius + st.radius[:, None, :]))
         hit &= victims
-        hits = hit * self.attacks[:, :, None]
-        return (self.hit_damage * hits).sum(1), hits.sum(1)
+        hits = hit * st.attacks[:, :, None]
+        return (self.pairs.hit_damage * hits).sum(1), hits.sum(1)
 
     def _apply_damage(self, total: np.ndarray, n_hits: np.ndarray) -> None:
         """Shields absorb first; each hit that reaches hp is reduced by armor (SMAC_SPEC §5.2)."""
+        s, st = self.state, self.stats
         if not self.has_shields:
-            self.hp -= np.maximum(total - self.armor * n_hits, 0.0)
+            s.hp -= np.maximum(total - st.armor * n_hits, 0.0)
             self._deaths()
             return
         hit = total > 0
-        absorbed = np.minimum(self.shield, total)
+        absorbed = np.minimum(s.shield, total)
         overflow = total - absorbed
         hits_on_hp = n_hits * overflow / np.maximum(total, 1e-9)
-        self.shield -= absorbed
-        self.hp -= np.maximum(overflow - self.armor * hits_on_hp, 0.0)
-        self.shield_delay = np.where(hit, SHIELD_REGEN_DELAY / DT, self.shield_delay)
+        s.shield -= absorbed
+        s.hp -= np.maximum(overflow - st.armor * hits_on_hp, 0.0)
+        s.shield_delay = np.where(hit, SHIELD_REGEN_DELAY / DT, s.shield_delay)
         self._deaths()
 
     def _deaths(self) -> None:
-        died = self.alive & (self.hp <= 0)
+        s = self.state
+        died = s.alive & (s.hp <= 0)
         if died.any():
-            self.hp[died] = 0.0
-            self.shield[died] = 0.0
-            self.alive &= ~died
+            s.hp[died] = 0.0
+            s.shield[died] = 0.0
+            s.alive &= ~died
 
     def _heal(self, healing: np.ndarray, flat_t: np.ndarray) -> None:
         if not healing.any():
             return
-        missing = np.take(self.max_hp, flat_t) - np.take(self.hp, flat_t)
-        amount = np.clip(np.minimum(self.heal_per_tick, self.energy * MEDIVAC_HP_PER_ENERGY), 0.0, missing) * healing
-        self.hp += np.bincount(flat_t.ravel(), amount.ravel(), self.n_envs * self.n_units).reshape(self.hp.shape)
-        self.energy -= amount / MEDIVAC_HP_PER_ENERGY
+        s, st = self.state, self.stats
+        missing = np.take(st.max_hp, flat_t) - np.take(s.hp, flat_t)
+        amount = np.clip(np.minimum(st.heal_per_tick, s.energy * MEDIVAC_HP_PER_ENERGY), 0.0, missing) * healing
+        s.hp += np.bincount(flat_t.ravel(), amount.ravel(), self.n_envs * self.n_units).reshape(s.hp.shape)
+        s.energy -= amount / MEDIVAC_HP_PER_ENERGY
 
     def _regenerate(self) -> None:
-        self.cooldown -= 1.0
+        s, st = self.state, self.stats
+        s.cooldown -= 1.0
         if self.has_shields:
-            regen = self.alive & (self.shield_delay <= 0)
-            self.shield = np.where(regen, np.minimum(self.shield + SHIELD_REGEN_PER_SECOND * DT, self.max_shield), self.shield)
-            self.shield_delay -= 1.0
+            regen = s.alive & (s.shield_delay <= 0)
+            s.shield = np.where(regen, np.minimum(s.shield + SHIELD_REGEN_PER_SECOND * DT, st.max_shield), s.shield)
+            s.shield_delay -= 1.0
         if self.has_medivac:
-            self.energy = np.where(self.alive & self.is_medivac,
-                                   np.minimum(self.energy + MEDIVAC_ENERGY_REGEN * DT, MEDIVAC_MAX_ENERGY), self.energy)
+            s.energy = np.where(s.alive & st.is_medivac,
+                                np.minimum(s.energy + MEDIVAC_ENERGY_REGEN * DT, MEDIVAC_MAX_ENERGY), s.energy)
         if self.has_regen:
-            self.hp = np.where(self.alive, np.minimum(self.hp + self.regen_per_tick, self.max_hp), self.hp)
+            s.hp = np.where(s.alive, np.minimum(s.hp + st.regen_per_tick, st.max_hp), s.hp)
 
 
 def _rows(x: np.ndarray, n: int) -> np.ndarray:

@@ -1,6 +1,7 @@
 """Episode logic shared by every face of the simulator: rewards, battle end, timeouts, last actions.
 
-`SMACBatch` owns a Battle and its Features; it does not auto-reset (the vector env does that).
+`SMACBatch` owns a Battle (the dynamics) and its Features (what agents see); it does not auto-reset (the
+vector env does that). `make_batch` builds one from SMAC-style keyword flags.
 """
 from __future__ import annotations
 
@@ -14,7 +15,9 @@ from core.errors import UserError
 from envs.smac.battle import Battle
 from envs.smac.features import FeatureFlags, Features
 from envs.smac.heuristic import HeuristicPolicy
-from envs.smac.maps import SMACMap
+from envs.smac.maps import SMACMap, get_map
+from envs.smac.roster import Roster
+from envs.smac.scenarios import SCENARIOS
 
 OBS_BLOCK_BYTES = 1 << 20  # observations of this many bytes are computed at once (fits in L2)
 
@@ -48,7 +51,8 @@ class SMACBatch:
 
     def __init__(self, smac_map: SMACMap, n_envs: int, seed: int | None = None,
                  flags: FeatureFlags | None = None, rewards: RewardConfig | None = None,
-                 episode_limit: int | None = None, heuristic_ai: bool = False, roster=None) -> None:
+                 episode_limit: int | None = None, heuristic_ai: bool = False, roster: Roster | None = None
+                 ) -> None:
         self.map = smac_map
         self.n_envs = n_envs
         self.rng = np.random.default_rng(seed)
@@ -72,8 +76,8 @@ class SMACBatch:
 
     def state_dict(self) -> dict[str, Any]:
         """Everything that changes while battles run: battle arrays, random stream, last actions."""
-        state = {"battle": self.battle.state_dict(), "rng": self.rng.bit_generator.state,
-                 "last_action": self.last_action.copy(), "max_reward": self.max_reward}
+        state: dict[str, Any] = {"battle": self.battle.state_dict(), "rng": self.rng.bit_generator.state,
+                                 "last_action": self.last_action.copy(), "max_reward": self.max_reward}
         if self.heuristic is not None:
             state["heuristic_target"] = self.heuristic.target.copy()
         return state
@@ -91,7 +95,8 @@ class SMACBatch:
         self.last_action[mask] = 0.0
         if self.max_reward is None and mask.any():
             b, first, cfg = self.battle, int(np.flatnonzero(mask)[0]), self.rewards
-            enemy_hs = float((b.max_hp[first, self.n_agents:] + b.max_shield[first, self.n_agents:]).sum())
+            enemy = b.stats.max_hp[first, self.n_agents:] + b.stats.max_shield[first, self.n_agents:]
+            enemy_hs = float(enemy.sum())
             self.max_reward = self.n_enemies * cfg.reward_death_value + cfg.reward_win + enemy_hs
             if cfg.reward_scale and not cfg.reward_scale_rate > 0:
                 raise UserError(f"reward_scale_rate must be > 0, got {cfg.reward_scale_rate:g}")
@@ -103,26 +108,26 @@ class SMACBatch:
 
     def step(self, actions: np.ndarray) -> StepOutcome:
         """Advance every env one agent step; `actions` [n_envs, n_agents] must be available actions."""
-        b, a, cfg = self.battle, self.n_agents, self.rewards
+        s, a, cfg = self.battle.state, self.n_agents, self.rewards
         if self.heuristic is not None:
             actions = self.heuristic.orders()
-        prev_alive = b.alive.copy()
-        prev_hs = b.hp + b.shield
+        prev_alive = s.alive.copy()
+        prev_hs = s.hp + s.shield
         self.last_action[...] = 0.0
         np.put_along_axis(self.last_action, actions[..., None], 1.0, axis=2)
-        b.step(actions)
-        died = prev_alive & ~b.alive
+        self.battle.step(actions)
+        died = prev_alive & ~s.alive
         dead_allies = died[:, :a].sum(1)
         dead_enemies = died[:, a:].sum(1)
-        allies_left, enemies_left = self._fighting(b.alive[:, :a], a=True), self._fighting(b.alive[:, a:], a=False)
+        allies_left, enemies_left = self._fighting(s.alive[:, :a], a=True), self._fighting(s.alive[:, a:], a=False)
         won = allies_left & ~enemies_left
         lost = ~allies_left & enemies_left
         ended = ~(allies_left & enemies_left)
-        timeout = ~ended & (b.steps >= self.limit)
+        timeout = ~ended & (s.steps >= self.limit)
         if cfg.reward_sparse:
             reward = won.astype(np.float64) - lost
         else:
-            damage = prev_hs - (b.hp + b.shield)
+            damage = prev_hs - (s.hp + s.shield)
             delta_enemy = (damage[:, a:] * prev_alive[:, a:]).sum(1)
             delta_deaths = cfg.reward_death_value * dead_enemies
             if cfg.reward_only_positive:
@@ -133,13 +138,14 @@ class SMACBatch:
                     - cfg.reward_death_value * cfg.reward_negative_scale * dead_allies
             reward = reward + cfg.reward_win * won + cfg.reward_defeat * lost
             if cfg.reward_scale:
+                assert self.max_reward is not None, "step() before the first reset()"
                 reward = reward / (self.max_reward / cfg.reward_scale_rate)
         return StepOutcome(reward, ended, timeout, won, dead_allies, dead_enemies)
 
     def _fighting(self, alive: np.ndarray, a: bool) -> np.ndarray:
         """A side is still in the fight if any unit lives (on MMM maps, medivacs alone do not count)."""
         side = slice(None, self.n_agents) if a else slice(self.n_agents, None)
-        return (alive & ~self.battle.is_medivac[:, side]).any(1)
+        return (alive & ~self.battle.stats.is_medivac[:, side]).any(1)
 
     def observe(self, idx: np.ndarray | None = None, obs_out: np.ndarray | None = None
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -169,8 +175,9 @@ class SMACBatch:
         dist = np.abs(rel)
         avail = f.avail(idx, dist)
         last = self.last_action[idx]
-        obs = f.obs(idx, rel, dist, avail, last, self.battle.steps, self.limit, obs_out)
-        state = f.state(idx, obs, last, self.battle.steps, self.limit)
+        steps = self.battle.state.steps
+        obs = f.obs(idx, rel, dist, avail, last, steps, self.limit, obs_out)
+        state = f.state(idx, obs, last, steps, self.limit)
         return obs, state, avail
 
     def check_actions(self, actions: np.ndarray, avail: np.ndarray) -> None:
@@ -187,3 +194,29 @@ class SMACBatch:
             env, agent = map(int, np.argwhere(~ok)[0])
             raise ValueError(f"agent {agent} cannot perform action {int(actions[env, agent])} in env {env}; "
                              f"available: {np.flatnonzero(avail[env, agent]).tolist()}")
+
+
+REWARD_KEYS = frozenset(RewardConfig.__dataclass_fields__)
+FLAG_KEYS = frozenset(FeatureFlags.__dataclass_fields__)
+
+
+def make_batch(map_name: str, n_envs: int, seed: int | None, episode_limit: int | None, flags: dict[str, Any]
+               ) -> SMACBatch:
+    """SMACBatch from SMAC-style keyword flags (plus heuristic_ai); unknown flags raise UserError naming them.
+    `map_name` is a SMAC map or a generated scenario (smaclite_<race>_<n>_vs_<m>, see envs.smac.scenarios)."""
+    flags = dict(flags)
+    heuristic_ai = bool(flags.pop("heuristic_ai", False))
+    roster: Roster | None
+    if map_name in SCENARIOS:
+        smac_map, roster, defaults = SCENARIOS[map_name].build()
+        flags = {**defaults, **flags}
+    else:
+        smac_map, roster = get_map(map_name), None
+    unknown = sorted(set(flags) - REWARD_KEYS - FLAG_KEYS)
+    if unknown:
+        raise UserError(f"unknown SMAC option(s) {', '.join(unknown)}; valid: "
+                        f"{', '.join(sorted(REWARD_KEYS | FLAG_KEYS))}")
+    return SMACBatch(smac_map, n_envs, seed,
+                     FeatureFlags(**{k: v for k, v in flags.items() if k in FLAG_KEYS}),
+                     RewardConfig(**{k: v for k, v in flags.items() if k in REWARD_KEYS}), episode_limit,
+                     heuristic_ai, roster)

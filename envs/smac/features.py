@@ -56,7 +56,8 @@ class Features:
         health = flags.obs_all_health
         own_health = flags.obs_own_health or health
         self.nf_en = 4 + (1 + self.enemy_shield if health else 0) + self.bits
-        self.nf_al = 4 + (1 + self.ally_shield if health else 0) + self.bits + (self.n_actions if flags.obs_last_action else 0)
+        self.nf_al = 4 + (1 + self.ally_shield if health else 0) + self.bits \
+            + (self.n_actions if flags.obs_last_action else 0)
         self.nf_own = (1 + self.ally_shield if own_health else 0) + self.bits + 2 * int(flags.obs_own_pos)
         self.obs_size = 4 + self.n_enemies * self.nf_en + (self.n_agents - 1) * self.nf_al + self.nf_own \
             + int(flags.obs_timestep_number)
@@ -76,12 +77,12 @@ class Features:
     # -- actions ----------------------------------------------------------------------------------------
     def can_move(self, idx: np.ndarray | slice) -> np.ndarray:
         """[n, A, 4]: moving N/S/E/W lands on a walkable in-bounds cell (SMAC's can_move, move_amount/2 = 1)."""
-        probe = self.b.z[idx, : self.n_agents, None] + MOVE_STEPS
+        probe = self.b.state.z[idx, : self.n_agents, None] + MOVE_STEPS
         return self.b.walkable_at(probe.reshape(len(probe), -1)).reshape(probe.shape)
 
     def relative(self, idx: np.ndarray | slice) -> np.ndarray:
         """Positions of every unit relative to each agent, complex [n, A, U]."""
-        z = self.b.z[idx]
+        z = self.b.state.z[idx]
         return z[:, None, :] - z[:, : self.n_agents, None]
 
     def ranges(self, idx: np.ndarray | slice) -> tuple[np.ndarray | float, np.ndarray | float]:
@@ -89,27 +90,27 @@ class Features:
         ([n, A, 1], broadcasting against [n, A, U] distances)."""
         if not self.flags.use_unit_ranges:
             return SIGHT_RANGE, SHOOT_RANGE
-        kinds = self.b.kind[idx, : self.n_agents, None]
+        kinds = self.b.stats.kind[idx, : self.n_agents, None]
         return self.type_sight[kinds], self.type_shoot[kinds]
 
     def onehot(self, idx: np.ndarray | slice) -> np.ndarray:
         """Unit-type one-hot [n, U, bits] (allies and enemies use their own orders)."""
-        kinds, a = self.b.kind[idx], self.n_agents
+        kinds, a = self.b.stats.kind[idx], self.n_agents
         return np.concatenate([self.ally_onehot[kinds[:, :a]], self.enemy_onehot[kinds[:, a:]]], axis=1)
 
     def avail(self, idx: np.ndarray | slice, dist: np.ndarray) -> np.ndarray:
         """Available actions [n, A, n_actions]; `dist` is abs(relative(idx))."""
-        b, a = self.b, self.n_agents
-        alive = b.alive[idx, :a]
+        s, a = self.b.state, self.n_agents
+        alive = s.alive[idx, :a]
         _, shoot = self.ranges(idx)
         out = np.zeros((len(dist), a, self.n_actions), bool)
         out[:, :, 0] = ~alive
         out[:, :, 1] = alive
         out[:, :, 2:6] = self.can_move(idx) & alive[..., None]
-        enemy_ok = b.alive[idx, None, a:] & (dist[:, :, a:] <= shoot)
-        medic = b.is_medivac[idx, :a]
+        enemy_ok = s.alive[idx, None, a:] & (dist[:, :, a:] <= shoot)
+        medic = self.b.stats.is_medivac[idx, :a]
         if medic.any():
-            ally_ok = b.alive[idx, None, :a] & ~medic[:, None, :] & (dist[:, :, :a] <= shoot)
+            ally_ok = s.alive[idx, None, :a] & ~medic[:, None, :] & (dist[:, :, :a] <= shoot)
             heal = np.zeros_like(enemy_ok)
             width = min(a, self.n_enemies)
             heal[:, :, :width] = ally_ok[:, :, :width]
@@ -123,17 +124,17 @@ class Features:
         """Observations [n, A, obs_size] (float32), every column written through views of `out` (no copy).
         Each feature is written already multiplied by its unit's visibility (numpy is slow to mask the
         short feature axis afterwards). `rel` and `dist` are divided by the sight range in place."""
-        b, a, e, flags = self.b, self.n_agents, self.n_enemies, self.flags
+        s, st, a, e, flags = self.b.state, self.b.stats, self.n_agents, self.n_enemies, self.flags
         n = len(dist)
-        alive = b.alive[idx]
+        alive = s.alive[idx]
         sight, _ = self.ranges(idx)
         visible = (alive[:, None, :] & (dist < sight) & alive[:, :a, None]).astype(np.float32)  # [n, A, U]
         # rel / sight without numpy's slow complex division (which multiplies by 1 / sight, as here)
         xy = rel.view(np.float32)
         xy *= np.float32(1.0) / np.float32(sight)
         dist /= sight
-        health = b.hp[idx] / b.max_hp[idx]
-        shield = b.shield[idx] / np.maximum(b.max_shield[idx], 1.0)
+        health = s.hp[idx] / st.max_hp[idx]
+        shield = s.shield[idx] / np.maximum(st.max_shield[idx], 1.0)
         onehot = self.onehot(idx) if self.bits else None
         out = np.empty((n, a, self.obs_size), np.float32) if out is None else out
         out[:, :, :4] = avail[:, :, 2:6]
@@ -142,14 +143,14 @@ class Features:
         col += e * self.nf_en
         self._write_unit_features(en, visible[:, :, a:], avail[:, :, N_NON_ATTACK_ACTIONS:], dist[:, :, a:],
                                   rel[:, :, a:], health[:, None, a:], shield[:, None, a:], self.enemy_shield,
-                                  onehot[:, None, a:] if self.bits else None)
+                                  None if onehot is None else onehot[:, None, a:])
         if a > 1:
             rows, others = np.arange(a)[:, None], self.others
             al = out[:, :, col:col + (a - 1) * self.nf_al].reshape(n, a, a - 1, self.nf_al)
             vis = visible[:, rows, others]
             k = self._write_unit_features(al, vis, vis, dist[:, rows, others], rel[:, rows, others],
                                           health[:, others], shield[:, others], self.ally_shield,
-                                          onehot[:, others] if self.bits else None)
+                                          None if onehot is None else onehot[:, others])
             if flags.obs_last_action:
                 np.multiply(last_action[:, others], vis[..., None], out=al[..., k:k + self.n_actions])
         col += (a - 1) * self.nf_al
@@ -159,11 +160,11 @@ class Features:
             if self.ally_shield:
                 out[:, :, col] = shield[:, :a]
                 col += 1
-        if self.bits:
+        if onehot is not None:
             out[:, :, col:col + self.bits] = onehot[:, :a]
         col += self.bits
         if flags.obs_own_pos:
-            z = b.z[idx, :a] / MAP_SIZE
+            z = s.z[idx, :a] / MAP_SIZE
             out[:, :, col], out[:, :, col + 1] = z.real, z.imag
             col += 2
         if flags.obs_timestep_number:
@@ -188,7 +189,7 @@ class Features:
             if has_shield:
                 np.multiply(shield, visible, out=block[..., k])
                 k += 1
-        if self.bits:
+        if onehot is not None:
             np.multiply(onehot, visible[..., None], out=block[..., k:k + self.bits])
         return k + self.bits
 
@@ -198,14 +199,14 @@ class Features:
         flags = self.flags
         if flags.obs_instead_of_state:
             return obs.reshape(len(obs), -1)
-        b, a, e = self.b, self.n_agents, self.n_enemies
-        n, u = len(obs), b.n_units
-        live = b.alive[idx].astype(np.float32)
-        health = b.hp[idx] / b.max_hp[idx] * live
-        shield = b.shield[idx] / np.maximum(b.max_shield[idx], 1.0) * live
-        cooldown = np.where(b.is_medivac[idx], b.energy[idx] / 200.0,
-                            np.maximum(b.cooldown[idx], 0.0) / b.obs_max_cooldown[idx]) * live
-        xy = (b.z[idx].view(np.float32) - MAP_SIZE / 2) / MAP_SIZE  # relative to the map centre, [n, 2U]
+        s, st, a, e = self.b.state, self.b.stats, self.n_agents, self.n_enemies
+        n, u = len(obs), self.b.n_units
+        live = s.alive[idx].astype(np.float32)
+        health = s.hp[idx] / st.max_hp[idx] * live
+        shield = s.shield[idx] / np.maximum(st.max_shield[idx], 1.0) * live
+        cooldown = np.where(st.is_medivac[idx], s.energy[idx] / 200.0,
+                            np.maximum(s.cooldown[idx], 0.0) / st.obs_max_cooldown[idx]) * live
+        xy = (s.z[idx].view(np.float32) - MAP_SIZE / 2) / MAP_SIZE  # relative to the map centre, [n, 2U]
         centre = (xy * np.repeat(live, 2, axis=1)).reshape(n, u, 2)
         onehot = self.onehot(idx) * live[..., None] if self.bits else None
         out = np.empty((n, self.state_size), np.float32)
@@ -217,7 +218,7 @@ class Features:
         if self.ally_shield:
             al[..., k] = shield[:, :a]
             k += 1
-        if self.bits:
+        if onehot is not None:
             al[..., k:] = onehot[:, :a]
         col = a * self.nf_al_state
         en = out[:, col:col + e * self.nf_en_state].reshape(n, e, self.nf_en_state)
@@ -227,7 +228,7 @@ class Features:
         if self.enemy_shield:
             en[..., k] = shield[:, a:]
             k += 1
-        if self.bits:
+        if onehot is not None:
             en[..., k:] = onehot[:, a:]
         col += e * self.nf_en_state
         if flags.state_last_action:

@@ -24,21 +24,21 @@ class HeuristicPolicy:
 
     def _targets(self) -> tuple[np.ndarray, np.ndarray]:
         """Update and return (action target index j per agent, its unit index)."""
-        b = self.battle
-        a, envs = b.n_agents, np.arange(b.n_envs)[:, None]
-        medic = b.is_medivac[:, :a]
-        enemy_alive = b.alive[:, a:]
-        others = enemy_alive & ~b.is_medivac[:, a:]
+        s, st = self.battle.state, self.battle.stats
+        a, envs = self.battle.n_agents, np.arange(self.battle.n_envs)[:, None]
+        medic = st.is_medivac[:, :a]
+        enemy_alive = s.alive[:, a:]
+        others = enemy_alive & ~st.is_medivac[:, a:]
         prefer = np.where(others.any(1, keepdims=True), others, enemy_alive)
-        d_enemy = np.abs(b.z[:, None, a:] - b.z[:, :a, None])
+        d_enemy = np.abs(s.z[:, None, a:] - s.z[:, :a, None])
         nearest_enemy = np.where(prefer[:, None, :], d_enemy, FAR).argmin(-1)
         current = np.maximum(self.target, 0)
         keep = (self.target >= 0) & enemy_alive[envs, current]
         target = np.where(keep, current, nearest_enemy)
         unit = target + a
         if medic.any():
-            damaged = b.alive[:, :a] & ~medic & (b.hp[:, :a] < b.max_hp[:, :a])
-            d_ally = np.abs(b.z[:, None, :a] - b.z[:, :a, None])
+            damaged = s.alive[:, :a] & ~medic & (s.hp[:, :a] < st.max_hp[:, :a])
+            d_ally = np.abs(s.z[:, None, :a] - s.z[:, :a, None])
             heal = np.where(damaged[:, None, :], d_ally, FAR).argmin(-1)
             target = np.where(medic, heal, target)
             unit = np.where(medic, heal, unit)
@@ -47,24 +47,24 @@ class HeuristicPolicy:
 
     def orders(self) -> np.ndarray:
         """SMAC's heuristic_ai: attack (or heal) the chosen target whatever its distance; dead agents no-op."""
-        b = self.battle
+        s, st, a = self.battle.state, self.battle.stats, self.battle.n_agents
         target, _ = self._targets()
-        alive = b.alive[:, : b.n_agents]
-        medic = b.is_medivac[:, : b.n_agents]
+        alive = s.alive[:, :a]
+        medic = st.is_medivac[:, :a]
         if medic.any():  # a medivac with nobody to heal stops
-            damaged = (b.alive[:, : b.n_agents] & (b.hp[:, : b.n_agents] < b.max_hp[:, : b.n_agents])).any(1)
-            idle = medic & ~damaged[:, None]
+            damaged = (alive & (s.hp[:, :a] < st.max_hp[:, :a])).any(1, keepdims=True)
+            idle = medic & ~damaged
         else:
             idle = np.zeros_like(alive)
         return np.where(alive, np.where(idle, 1, N_NON_ATTACK_ACTIONS + target), 0)
 
     def act(self, avail: np.ndarray) -> np.ndarray:
         """The same policy with available actions only [n_envs, A] (heuristic_rest)."""
-        b = self.battle
-        envs = np.arange(b.n_envs)[:, None]
+        z = self.battle.state.z
+        envs = np.arange(self.battle.n_envs)[:, None]
         target, unit = self._targets()
         fire = np.take_along_axis(avail, (N_NON_ATTACK_ACTIONS + target)[..., None], axis=2)[..., 0]
-        delta = b.z[envs, unit] - b.z[:, : b.n_agents]
+        delta = z[envs, unit] - z[:, : self.battle.n_agents]
         horizontal = np.abs(delta.real) > np.abs(delta.imag)
         move = np.where(horizontal, np.where(delta.real > 0, 4, 5), np.where(delta.imag > 0, 2, 3))
         can_move = np.take_along_axis(avail, move[..., None], axis=2)[..., 0]

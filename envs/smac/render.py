@@ -11,34 +11,34 @@ from pathlib import Path
 import numpy as np
 
 from core.errors import MissingDependencyError
-from envs.smac.core import SMACBatch
+from envs.smac.battle import Battle
 from envs.smac.maps import MAP_SIZE
 
 ALLY, ENEMY = np.array([60, 110, 230], np.uint8), np.array([220, 60, 50], np.uint8)
 GROUND, BLOCKED = np.array([225, 225, 215], np.uint8), np.array([90, 90, 90], np.uint8)
 
 
-def render_frame(core: SMACBatch, env: int = 0, scale: int = 16) -> np.ndarray:
+def render_frame(battle: Battle, env: int = 0, scale: int = 16) -> np.ndarray:
     """An RGB frame [32*scale, 32*scale, 3] (uint8) of battle `env`; y grows upwards as in SC2."""
-    b = core.battle
+    s, st, is_ally = battle.state, battle.stats, battle.is_ally
     size = MAP_SIZE * scale
-    walk = b.map.pathing()
+    walk = battle.map.pathing()
     cells = np.where(walk[..., None], GROUND, BLOCKED)  # [x, y, 3]
     frame = np.repeat(np.repeat(cells, scale, 0), scale, 1).transpose(1, 0, 2)[::-1].copy()  # rows = -y
     px = np.arange(size) + 0.5
-    for u in np.flatnonzero(b.alive[env]):
-        cx, cy = b.z[env, u].real * scale, size - b.z[env, u].imag * scale
-        r = b.radius[env, u] * scale
-        target = b.last_target[env, u]
-        if target >= 0 and b.alive[env, target]:
-            tx, ty = b.z[env, target].real * scale, size - b.z[env, target].imag * scale
+    for u in np.flatnonzero(s.alive[env]):
+        cx, cy = s.z[env, u].real * scale, size - s.z[env, u].imag * scale
+        r = st.radius[env, u] * scale
+        target = s.last_target[env, u]
+        if target >= 0 and s.alive[env, target]:
+            tx, ty = s.z[env, target].real * scale, size - s.z[env, target].imag * scale
             n = int(max(abs(tx - cx), abs(ty - cy))) + 1
             xs = np.clip(np.linspace(cx, tx, n).astype(int), 0, size - 1)
             ys = np.clip(np.linspace(cy, ty, n).astype(int), 0, size - 1)
-            frame[ys, xs] = (ALLY if b.is_ally[u] else ENEMY) // 2 + 100
+            frame[ys, xs] = (ALLY if is_ally[u] else ENEMY) // 2 + 100
         inside = (px[None, :] - cx) ** 2 + (px[:, None] - cy) ** 2 <= r * r
-        frame[inside] = ALLY if b.is_ally[u] else ENEMY
-        frac = b.hp[env, u] / b.max_hp[env, u]
+        frame[inside] = ALLY if is_ally[u] else ENEMY
+        frac = s.hp[env, u] / st.max_hp[env, u]
         top = int(cy - r - 4)
         x0, x1 = int(cx - r), int(cx + r)
         if 0 <= top < size - 2:

@@ -5,12 +5,25 @@ unit slot's type index and starting position (allies first, then enemies).
 """
 from __future__ import annotations
 
+from typing import Protocol
+
 import numpy as np
 
 from envs.smac.maps import MAP_SIZE, SMACMap
 from envs.smac.units import UNIT_TYPES
 
 SPAWN_JITTER = 0.1
+
+
+class Roster(Protocol):
+    """What a battle needs from a roster."""
+
+    type_names: list[str]
+    attack_ally_centroid: bool  # the enemy attack-moves toward where the allies start (else the map's point)
+
+    def sample(self, rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """Unit-type indices [n, U] and start positions [n, U, 2] of `n` new episodes."""
+        ...
 
 
 class FixedRoster:
@@ -26,9 +39,9 @@ class FixedRoster:
         positions = np.zeros((len(names), 2))
         for side, units in enumerate((np.arange(n_agents), np.arange(n_agents, len(names)))):
             groups: dict[tuple[float, float], list[int]] = {}
-            for u in units:
-                point = smac_map.spawn_by_type.get(names[u], (smac_map.ally_spawn, smac_map.enemy_spawn))[side]
-                groups.setdefault(tuple(point), []).append(int(u))
+            for unit in units.tolist():
+                point = smac_map.spawn_by_type.get(names[unit], (smac_map.ally_spawn, smac_map.enemy_spawn))[side]
+                groups.setdefault(point, []).append(unit)
             for point, members in groups.items():
                 cols = int(np.ceil(np.sqrt(len(members))))
                 gap = 2 * max(UNIT_TYPES[names[u]].radius for u in members) + 0.05

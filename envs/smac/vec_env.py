@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from envs.smac.single import make_batch
+from envs.smac.core import make_batch
 from envs.spec import AgentGroup, EnvSpec
 from envs.vec_env import VecEnv, VecStep, allocate, array_layout
 
@@ -78,7 +78,7 @@ class SMACVecEnv(VecEnv):
         if idx.size:
             self._write_obs(idx, "final_")
             arrays["episode_return"][idx] = self._returns[idx]
-            arrays["episode_length"][idx] = self.core.battle.steps[idx]
+            arrays["episode_length"][idx] = self.core.battle.state.steps[idx]
             arrays["episode_won"][idx] = out.won[idx]
             self._returns[idx] = 0.0
             self.core.reset(done)
@@ -92,5 +92,5 @@ class SMACVecEnv(VecEnv):
         if not everything:
             target[idx] = obs
         self.arrays[f"{prefix}state"][idx] = state
-        self.arrays[f"{prefix}alive/{GROUP}"][idx] = self.core.battle.alive[idx, : self.core.n_agents]
+        self.arrays[f"{prefix}alive/{GROUP}"][idx] = self.core.battle.state.alive[idx, : self.core.n_agents]
         self.arrays[f"{prefix}avail/{GROUP}"][idx] = avail
