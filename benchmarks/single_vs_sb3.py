@@ -7,8 +7,9 @@ Both sides get the hyperparameters of our resolved config (configs/algos + confi
 overrides), translated to SB3's arguments: same algorithm, env, step budget, network sizes, batch sizes,
 learning rates, buffer, warm-up, train frequency and exploration. Wall time is the training loop only (SB3's
 `learn`, our `Trainer.train` without periodic evaluation); both are then evaluated greedily on the same
-eval envs and seeds. The last line is a Markdown row of means over the seeds. `--threads` sets torch's thread count for both; by default each side keeps its own
-default (SB3: torch's default, ours: train.torch_threads). Needs `pip install -e .[bench]`.
+eval envs and seeds. The last line is a Markdown row of means over the seeds. `--threads` sets torch's thread
+count for both; by default each side keeps its own default (SB3: torch's default, ours: train.torch_threads).
+Needs `pip install -e .[bench]`.
 """
 from __future__ import annotations
 
@@ -97,7 +98,8 @@ def main() -> None:
     rows = [compare(args, int(seed)) for seed in args.seeds.split(",")]
     for row in rows:
         print(json.dumps(row))
-    mean = {key: float(np.mean([r[key] for r in rows])) for key in ("ours_wall_s", "ours_return", "sb3_wall_s", "sb3_return")}
+    mean = {key: float(np.mean([r[key] for r in rows]))
+            for key in ("ours_wall_s", "ours_return", "sb3_wall_s", "sb3_return")}
     print(f"| {args.algo} | {args.env} | {args.steps:,} | {args.seeds} | {mean['ours_wall_s']:.1f} | "
           f"{mean['ours_return']:.1f} | {mean['sb3_wall_s']:.1f} | {mean['sb3_return']:.1f} | "
           f"{mean['ours_wall_s'] / mean['sb3_wall_s']:.2f} |")

@@ -1,7 +1,9 @@
 """What every single-agent learner shares: spaces, device, step counters, tensors, target updates, state."""
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+import warnings
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,6 +33,11 @@ class OffPolicyConfig:
     tau: PositiveFraction = 0.005            # target-network update rate (1.0: hard copy)
     hidden_sizes: WidthList = field(default_factory=lambda: [256, 256])
     iteration_steps: PositiveInt = 1000      # env steps per logged iteration
+    # true: the learner's fast update (DQN, SAC: hand-written gradients, torch's fused Adam kernel called directly)
+    # where this torch build has the private calls it needs, else (with a one-line warning) the reference; false:
+    # the reference update (autograd, optimizer.step()). Both compute the same update, as the tests check; the
+    # speed-ups are in BENCHMARKS.md. TD3/DDPG have only the reference (their fast path gained about 1.1x)
+    fast_path: bool = True
 
     def __post_init__(self) -> None:
         if self.batch_size > self.buffer_size:
@@ -51,8 +58,13 @@ class Agent:
         self.observation_space, self.action_space = observation_space, action_space
         self.obs_dim = obs_dim(observation_space)
         self.discrete = isinstance(action_space, spaces.Discrete)
-        self.act_dim = int(action_space.n) if self.discrete else int(np.prod(action_space.shape))
-        self.scaler = None if self.discrete else ActionScaler(action_space)
+        self.scaler: ActionScaler | None = None
+        if isinstance(action_space, spaces.Discrete):
+            self.act_dim = int(action_space.n)
+        elif isinstance(action_space, spaces.Box):
+            self.act_dim, self.scaler = int(np.prod(action_space.shape)), ActionScaler(action_space)
+        else:
+            raise TypeError(f"single-agent learners take Discrete or Box action spaces, got {action_space}")
         self.run = run or RunState()  # a training run passes its own (clock, seeded streams)
         self.n_updates = 0
         self.n_step = 1  # transitions per TD target (DQN's n-step option)
@@ -74,19 +86,6 @@ class Agent:
             return rng.integers(0, self.act_dim, n)
         return rng.uniform(-1.0, 1.0, (n, self.act_dim)).astype(np.float32)
 
-    def update(self, batch: dict[str, Any]) -> dict[str, torch.Tensor]:
-        """One gradient step on a batch of transitions (learners that update one batch at a time)."""
-        raise NotImplementedError
-
-    def train(self, batch: dict[str, Any], n_updates: int) -> dict[str, torch.Tensor]:
-        """`n_updates` gradient steps, the i-th on the i-th run of `batch_size` rows of `batch`; returns each
-        metric's mean over the updates that report it. Learners override this to share work across updates."""
-        size = self.cfg.batch_size
-        means = MetricMeans()
-        for i in range(n_updates):
-            means.add(self.update(batch_rows(batch, slice(i * size, (i + 1) * size))))
-        return means.means()
-
     def schedules(self) -> dict[str, float]:
         """Current values of annealed or learned coefficients (logged as schedule/...)."""
         return {}
@@ -101,6 +100,37 @@ class Agent:
         self.n_updates = int(state["n_updates"])
         for optimizer in (m for m in self.modules.values() if isinstance(m, torch.optim.Optimizer)):
             set_lr(optimizer, self.cfg.lr)  # the config's (a resumed run may change it)
+
+
+class OffPolicyAgent(Agent):
+    """A learner trained on sampled batches of transitions. `update` is its reference update (autograd, plain
+    optimizer steps); one with a fast path sets `has_fast_path` and implements `fast_update` (or overrides
+    `train`), the same update computed faster, which runs when `cfg.fast_path` asks for it and this torch build
+    supports it."""
+
+    has_fast_path = False
+
+    def __init__(self, observation_space: spaces.Space, action_space: spaces.Space, cfg: OffPolicyConfig,
+                 device: torch.device | str = "cpu", run: RunState | None = None) -> None:
+        super().__init__(observation_space, action_space, cfg, device, run)
+        self.fast_path = self.has_fast_path and cfg.fast_path and fast_path_supported()
+
+    def update(self, batch: dict[str, Any]) -> dict[str, torch.Tensor]:
+        """One gradient step on a batch of transitions, by autograd (the reference)."""
+        raise NotImplementedError
+
+    def fast_update(self, batch: dict[str, Any]) -> dict[str, torch.Tensor]:
+        """`update`, computed faster (learners with a fast path)."""
+        raise NotImplementedError
+
+    def train(self, batch: dict[str, Any], n_updates: int) -> dict[str, torch.Tensor]:
+        """`n_updates` gradient steps, the i-th on the i-th run of `batch_size` rows of `batch`; returns each
+        metric's mean over the updates that report it. Learners override this to share work across updates."""
+        size, step = self.cfg.batch_size, self.fast_update if self.fast_path else self.update
+        means = MetricMeans()
+        for i in range(n_updates):
+            means.add(step(batch_rows(batch, slice(i * size, (i + 1) * size))))
+        return means.means()
 
 
 class MetricMeans:
@@ -124,13 +154,47 @@ def batch_rows(batch: dict[str, Any], rows: slice) -> dict[str, Any]:
     return {key: batch_rows(value, rows) if isinstance(value, dict) else value[rows] for key, value in batch.items()}
 
 
-def adam(params, lr: float, **kwargs: Any) -> torch.optim.Adam:
+@functools.cache
+def missing_private_calls() -> tuple[str, ...]:
+    """The private torch calls of the fast paths (`adam_step`, single_agent.mlp_backprop) this torch build lacks;
+    looked up once."""
+    missing = [] if hasattr(torch, "_fused_adam_") else ["torch._fused_adam_"]
+    try:  # an op namespace raises (AttributeError or RuntimeError, by version) for an operator it does not have
+        torch.ops.aten.threshold_backward  # noqa: B018
+    except (AttributeError, RuntimeError):
+        missing.append("torch.ops.aten.threshold_backward")
+    return tuple(missing)
+
+
+@functools.cache
+def fast_path_supported() -> bool:
+    """Whether this torch build has what the fast paths need; warns (once) when it has not."""
+    missing = missing_private_calls()
+    if missing:
+        warnings.warn(f"fast_path: torch {torch.__version__} lacks {', '.join(missing)}; the off-policy learners "
+                      "run their reference (autograd) updates instead", RuntimeWarning, stacklevel=2)
+    return not missing
+
+
+def adam(params: Iterable[torch.Tensor], lr: float, **kwargs: Any) -> torch.optim.Adam:
     """Adam, fused into one kernel per step where this torch build supports it (much faster for small nets)."""
     params = list(params)
-    try:
-        return torch.optim.Adam(params, lr=lr, fused=True, **kwargs)
-    except (RuntimeError, TypeError):
-        return torch.optim.Adam(params, lr=lr, **kwargs)
+    if "torch._fused_adam_" not in missing_private_calls():
+        try:
+            return torch.optim.Adam(params, lr=lr, fused=True, **kwargs)
+        except (RuntimeError, TypeError):
+            pass
+    return torch.optim.Adam(params, lr=lr, **kwargs)
+
+
+def optimize(optimizer: torch.optim.Optimizer, loss: torch.Tensor, max_grad_norm: float | None = None) -> None:
+    """The reference step: gradients of `loss` by autograd, clipped to a total norm of `max_grad_norm` (if given)
+    over the optimizer's parameters, then `optimizer.step()`."""
+    optimizer.zero_grad()
+    loss.backward()
+    if max_grad_norm is not None:
+        nn.utils.clip_grad_norm_(optimizer.param_groups[0]["params"], max_grad_norm)
+    optimizer.step()
 
 
 @torch.no_grad()
@@ -139,19 +203,16 @@ def soft_update(target: nn.Module, source: nn.Module, tau: float) -> None:
     torch._foreach_lerp_(list(target.parameters()), list(source.parameters()), tau)
 
 
-def step_on(optimizer: torch.optim.Adam, loss: torch.Tensor, params: list[torch.Tensor]) -> None:
-    """One optimiser step on the gradient of `loss` w.r.t. `params` only (autograd skips other weights)."""
-    adam_step(optimizer, torch.autograd.grad(loss, params))
-
-
 @torch.no_grad()
-def adam_step(optimizer: torch.optim.Adam, grads: Sequence[torch.Tensor], max_grad_norm: float | None = None) -> None:
+def adam_step(optimizer: torch.optim.Optimizer, grads: Sequence[torch.Tensor],
+              max_grad_norm: float | None = None) -> None:
     """One step of `optimizer` (Adam, one parameter group) with explicit `grads`, first clipped to a total norm
     of `max_grad_norm` like `clip_grad_norm_`.
 
     Runs torch's fused Adam kernel (its functional Adam for an unfused optimizer) on the optimizer's own state, so
     checkpoints and `optimizer.step()` see the same state; it skips `.grad` bookkeeping, `zero_grad` and per-step
-    regrouping, which cost more than the maths for small networks.
+    regrouping, which cost more than the maths for small networks. Part of the fast paths: it needs
+    `torch._fused_adam_` for a fused optimizer (see `fast_path_supported`).
     """
     grads = list(grads)
     if max_grad_norm is not None:
@@ -160,7 +221,7 @@ def adam_step(optimizer: torch.optim.Adam, grads: Sequence[torch.Tensor], max_gr
     group = optimizer.param_groups[0]
     states = [optimizer.state[p] for p in group["params"]]
     if not states[0]:
-        for p, state in zip(group["params"], states):
+        for p, state in zip(group["params"], states, strict=True):
             state["step"] = torch.zeros((), dtype=torch.float32, device=p.device) if group["fused"] \
                 else torch.tensor(0.0)
             state["exp_avg"] = torch.zeros_like(p)

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import argparse
 
-from core.callbacks import import_user_module
 from core.cli import build_parser, run_main, train_from_args
 from core.errors import UserError
+from core.user_code import import_user_module
 from single_agent.algos import ALGOS, get_algo
 from single_agent.trainer import SingleAgentTrainer
 

@@ -1,16 +1,17 @@
 """Forward and hand-written backward passes of ReLU networks, without autograd.
 
 For the small networks of the single-agent baselines (64-256 rows through 256x256 layers), the autograd
-engine's per-node bookkeeping costs about as much as the matrix products themselves; DQN's and SAC's updates
-run through these instead. Weights are read through detached views of the module's parameters, so optimiser
-steps and `load_state_dict` (both in place) are seen at once.
+engine's per-node bookkeeping costs about as much as the matrix products themselves; DQN's and SAC's fast
+paths run through these instead (their reference updates use autograd). Weights are read through detached
+views of the module's parameters, so optimiser steps and `load_state_dict` (both in place) are seen at once.
+`torch.ops.aten.threshold_backward` is private: single_agent.agent.fast_path_supported checks for it.
 """
 from __future__ import annotations
 
 import torch
 from torch import nn
 
-from core.nn import MultiLinear
+from single_agent.networks import CriticEnsemble
 
 
 class Backprop:
@@ -37,20 +38,28 @@ class Backprop:
                 x = x.relu_()
         return x, inputs
 
-    def backward(self, inputs: list[torch.Tensor], grad_out: torch.Tensor, params: bool = True,
-                 input_grad: bool = False) -> tuple[list[torch.Tensor], torch.Tensor | None]:
-        """Given d loss / d output and the layer inputs from `forward`: d loss / d parameters (in the module's
-        `parameters()` order; empty unless `params`) and d loss / d input (None unless `input_grad`)."""
+    def param_grads(self, inputs: list[torch.Tensor], grad_out: torch.Tensor) -> list[torch.Tensor]:
+        """d loss / d parameters (in the module's `parameters()` order), given d loss / d output and the layer
+        inputs from `forward`."""
+        return self._backward(inputs, grad_out, params=True)[0]
+
+    def input_grad(self, inputs: list[torch.Tensor], grad_out: torch.Tensor) -> torch.Tensor:
+        """d loss / d input, given d loss / d output and the layer inputs from `forward`."""
+        return self._backward(inputs, grad_out, params=False)[1]
+
+    def _backward(self, inputs: list[torch.Tensor], grad_out: torch.Tensor,
+                  params: bool) -> tuple[list[torch.Tensor], torch.Tensor]:
+        """The parameters' gradients (if `params`; the input's gradient is then not computed) or the input's."""
         grads: list[torch.Tensor] = []
         grad = grad_out
         for i in range(self.n_layers - 1, -1, -1):
             if params:
                 grads = self._param_grads(inputs[i], grad, i) + grads
-            if i or input_grad:
+            if i or not params:
                 grad = self._input_grad(grad, i)
             if i:  # a hidden layer's input is a ReLU output: the gradient passes where it is positive
                 grad = torch.ops.aten.threshold_backward(grad, inputs[i], 0)
-        return grads, grad if input_grad else None
+        return grads, grad
 
 
 class MLPBackprop(Backprop):
@@ -76,10 +85,11 @@ class MLPBackprop(Backprop):
 
 
 class EnsembleBackprop(Backprop):
-    """MultiLinear layers with ReLUs between them (single_agent.networks.CriticEnsemble), heads first: inputs
-    and outputs are [n_heads, batch, features]."""
+    """A CriticEnsemble's MultiLinear layers with ReLUs between them, heads first: inputs and outputs are
+    [n_heads, batch, features] (`CriticEnsemble.heads_input`)."""
 
-    def __init__(self, layers: list[MultiLinear]) -> None:
+    def __init__(self, critic: CriticEnsemble) -> None:
+        layers = critic.linear_layers()
         self.layers = [(m.weight.detach(), m.bias.detach()[:, None, :]) for m in layers]
         self.n_layers = len(layers)
 

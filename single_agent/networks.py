@@ -2,6 +2,7 @@
 and an ensemble of critics evaluated in one batched matmul per layer (TD3/SAC twin critics)."""
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 
@@ -22,11 +23,11 @@ def mlp(in_dim: int, hidden: Sequence[int], out_dim: int, activation: str = "rel
     for width in hidden:
         layers += [nn.Linear(in_dim, width), ACTIVATIONS[activation]()]
         in_dim = width
-    layers.append(nn.Linear(in_dim, out_dim))
+    last = nn.Linear(in_dim, out_dim)
     if out_gain is not None:
-        nn.init.orthogonal_(layers[-1].weight, out_gain)
-        nn.init.zeros_(layers[-1].bias)
-    return nn.Sequential(*layers)
+        nn.init.orthogonal_(last.weight, out_gain)
+        nn.init.zeros_(last.bias)
+    return nn.Sequential(*layers, last)
 
 
 class QNetwork(nn.Module):
@@ -59,18 +60,23 @@ class CriticEnsemble(nn.Module):
         super().__init__()
         self.n = n
         dims = [obs_dim + act_dim, *hidden]
-        self.layers = nn.ModuleList(MultiLinear(n, i, o) for i, o in zip(dims[:-1], dims[1:]))
+        self.layers = nn.ModuleList(MultiLinear(n, i, o) for i, o in itertools.pairwise(dims))
         self.out = MultiLinear(n, dims[-1], 1, gain=1.0)
+
+    def linear_layers(self) -> list[MultiLinear]:
+        """The hidden layers, then the output layer."""
+        return [*(m for m in self.layers if isinstance(m, MultiLinear)), self.out]
 
     def heads_input(self, obs: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
         """[n, B, obs + act]: every critic's input, heads first (an expanded view, no copies)."""
         return torch.cat([obs, action], -1).expand(self.n, -1, -1)
 
     def forward(self, obs: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
+        *hidden, out = self.linear_layers()
         x = self.heads_input(obs, action)
-        for layer in self.layers:
+        for layer in hidden:
             x = layer.forward_heads_first(x).relu_()
-        return self.out.forward_heads_first(x).squeeze(-1).t()
+        return out.forward_heads_first(x).squeeze(-1).t()
 
 
 class DeterministicActor(nn.Module):
@@ -102,24 +108,27 @@ class SquashedGaussianActor(nn.Module):
         return (mu if deterministic else gaussian_sample(mu, log_std)[0]).tanh()
 
 
-def squashed_sample(out: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, tuple[torch.Tensor, ...]]:
+def squashed_sample(out: torch.Tensor, noise: torch.Tensor | None = None,
+                    ) -> tuple[torch.Tensor, torch.Tensor, tuple[torch.Tensor, ...]]:
     """a = tanh(u), u = mu + noise * sigma from an actor output [mu, log sigma]; returns a, log pi(a) and, for
-    hand-written gradients, (noise, sigma, where log sigma is inside its clamp).
+    hand-written gradients, (noise, sigma, where log sigma is inside its clamp). `noise` (standard normal, of
+    mu's shape) is drawn here unless given.
 
     log pi(a) = sum over dimensions of log N(u; mu, sigma) - log(1 - tanh(u)^2), the latter in the stable form
     2 (log 2 - u - softplus(-2u)); written as few whole-batch ops, since each costs more than its arithmetic.
     """
     mu, log_std = out.chunk(2, -1)
-    u, noise, std, clamped = gaussian_sample(mu, log_std)
+    u, noise, std, clamped = gaussian_sample(mu, log_std, noise)
     per_dim = noise.square().mul_(-0.5).sub_(clamped).add_(u, alpha=2.0)
     per_dim.add_(nn.functional.softplus(u * -2.0), alpha=2.0)
     log_prob = per_dim.sum(-1).sub_(mu.shape[-1] * (0.5 * math.log(2 * math.pi) + 2 * math.log(2)))
     return u.tanh(), log_prob, (noise, std, log_std == clamped)
 
 
-def gaussian_sample(mu: torch.Tensor, log_std: torch.Tensor) -> tuple[torch.Tensor, ...]:
+def gaussian_sample(mu: torch.Tensor, log_std: torch.Tensor,
+                    noise: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     """u = mu + noise * sigma with sigma = exp(log sigma clamped to [LOG_STD_MIN, LOG_STD_MAX]); returns u,
-    noise, sigma and the clamped log sigma."""
+    noise, sigma and the clamped log sigma. `noise` is drawn here (standard normal) unless given."""
     clamped = log_std.clamp(LOG_STD_MIN, LOG_STD_MAX)
-    noise, std = torch.randn_like(mu), clamped.exp()
+    noise, std = torch.randn_like(mu) if noise is None else noise, clamped.exp()
     return torch.addcmul(mu, noise, std), noise, std, clamped

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from core.buffers import ReplayBuffer
-from core.callbacks import OnStep
+from core.episode_stats import OnStep
 from core.run_state import RunState
 from single_agent.agent import MetricMeans
 from single_agent.spaces import obs_layout

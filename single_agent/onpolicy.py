@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from core.buffers import RolloutBuffer, compute_gae
-from core.callbacks import OnStep
+from core.episode_stats import OnStep
 from core.run_state import RunState
 from single_agent.spaces import flatten_obs
 from single_agent.vec_env import TransitionVecEnv
@@ -20,10 +20,11 @@ class RolloutRunner:
     def __init__(self, agent, env: TransitionVecEnv, run: RunState) -> None:
         cfg, n = agent.cfg, env.n_envs
         self.agent, self.env, self.cfg = agent, env, cfg
-        action = ((), np.int64) if agent.discrete else ((agent.act_dim,), np.float32)
-        f32 = ((), np.float32)
+        action: tuple[tuple[int, ...], np.dtype] = (((), np.dtype(np.int64)) if agent.discrete
+                                                    else ((agent.act_dim,), np.dtype(np.float32)))
+        f32: tuple[tuple[int, ...], np.dtype] = ((), np.dtype(np.float32))
         self.rollout = RolloutBuffer(cfg.n_steps, n, {
-            "obs": ((agent.obs_dim,), np.float32), "action": action, "logp": f32, "value": f32, "reward": f32,
+            "obs": ((agent.obs_dim,), np.dtype(np.float32)), "action": action, "logp": f32, "value": f32, "reward": f32,
             "final_value": f32, "continues": f32})
         self.run = run
         env.reset(seed=run.seed)

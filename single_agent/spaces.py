@@ -6,7 +6,7 @@ Continuous actions are handled in [-1, 1] inside the learners and rescaled to th
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 from gymnasium import spaces
@@ -22,6 +22,10 @@ def obs_layout(space: spaces.Space) -> Any:
         return ((), np.dtype(np.int64))
     if isinstance(space, (spaces.Box, spaces.MultiBinary)):
         return (tuple(space.shape), np.dtype(np.float32))
+    unsupported(space)
+
+
+def unsupported(space: spaces.Space) -> NoReturn:
     raise UserError(f"unsupported observation space {space}; use Box, Discrete, MultiBinary or a Dict of them")
 
 
@@ -31,8 +35,9 @@ def obs_dim(space: spaces.Space) -> int:
         return sum(obs_dim(sub) for sub in space.spaces.values())
     if isinstance(space, spaces.Discrete):
         return int(space.n)
-    obs_layout(space)  # raises for unsupported spaces
-    return int(np.prod(space.shape))
+    if isinstance(space, (spaces.Box, spaces.MultiBinary)):
+        return int(np.prod(space.shape))
+    unsupported(space)
 
 
 def flatten_obs(space: spaces.Space, obs: Any) -> np.ndarray:

@@ -13,6 +13,8 @@ from single_agent.vec_env import TransitionVecEnv
 class SingleAgentTrainer(Trainer):
     """Trains `--algo` on a gymnasium env id; see core.trainer.Trainer for the loop."""
 
+    eval_env: TransitionVecEnv | None
+
     def _build(self, device: torch.device) -> None:
         train = self.train_cfg
         self.entry = get_algo(self.algo_name)
@@ -28,4 +30,5 @@ class SingleAgentTrainer(Trainer):
         return self.entry.runner_class(self.agent, self.env, self.run)
 
     def _evaluate(self, seed: int) -> dict[str, float]:
+        assert self.eval_env is not None, "evaluation before _build"
         return evaluate(self.agent, self.eval_env, self.train_cfg.eval_episodes, seed=seed)

@@ -23,11 +23,11 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 from gymnasium.envs.registration import EnvSpec
-from gymnasium.vector import AsyncVectorEnv, AutoresetMode
+from gymnasium.vector import AsyncVectorEnv, AutoresetMode, SyncVectorEnv
 from gymnasium.vector.async_vector_env import AsyncState
 
 from core import signals
-from core.callbacks import EpisodeStats
+from core.episode_stats import EpisodeStats
 from core.errors import (
     EnvWorkerError,
     Interrupted,
@@ -63,9 +63,10 @@ class Snapshot(gym.Wrapper):
 
     def snapshot(self) -> list[dict[str, Any]] | None:
         """The plain attributes of each layer below this one, or None if a layer holds state of another kind."""
-        layers, env = [], self.env
+        layers: list[dict[str, Any]] = []
+        env: gym.Env | None = self.env
         while env is not None:
-            state = {}
+            state: dict[str, Any] = {}
             for name, value in vars(env).items():
                 if name == "env" or isinstance(value, IGNORED) or callable(value):
                     continue
@@ -81,8 +82,10 @@ class Snapshot(gym.Wrapper):
 
     def apply(self) -> None:
         """Restore `pending`, a `snapshot()` of the same env."""
-        env, layers, self.pending = self.env, self.pending or [], None
+        env: gym.Env | None = self.env
+        layers, self.pending = self.pending or [], None
         for state in layers:
+            assert env is not None, "a snapshot of an env with more layers"
             for name, value in state.items():
                 if isinstance(value, dict):
                     getattr(env, name).bit_generator.state = value["generator"]
@@ -109,9 +112,9 @@ class TransitionVecEnv:
     def __init__(self, env_id: str, n_envs: int, vec: str = "sync", worker_timeout_s: float = 60.0,
                  **env_kwargs: Any) -> None:
         try:
-            self.env = gym.make_vec(env_id, num_envs=n_envs, vectorization_mode=VECTORIZATION[vec],
-                                    vector_kwargs={"autoreset_mode": AutoresetMode.SAME_STEP},
-                                    wrappers=[Snapshot], **env_kwargs)
+            env = gym.make_vec(env_id, num_envs=n_envs, vectorization_mode=VECTORIZATION[vec],
+                               vector_kwargs={"autoreset_mode": AutoresetMode.SAME_STEP},
+                               wrappers=[Snapshot], **env_kwargs)
         except gym.error.DependencyNotInstalled as exc:
             raise MissingDependencyError(f"env {env_id!r} needs an optional dependency ({str(exc).splitlines()[0]}); "
                                          "for Box2D envs: pip install -e '.[box2d]'") from None
@@ -123,6 +126,8 @@ class TransitionVecEnv:
             raise
         except BaseException as exc:  # the env's own constructor or module failed (sys.exit too)
             raise UserError(f"cannot make gymnasium env {env_id!r}: {describe_exception(exc)}") from None
+        assert isinstance(env, (SyncVectorEnv, AsyncVectorEnv)), "the sync and async modes make these"
+        self.env: SyncVectorEnv | AsyncVectorEnv = env
         self.n_envs = n_envs
         self.worker_timeout_s = worker_timeout_s
         self.observation_space = self.env.single_observation_space

@@ -49,6 +49,7 @@ class DictObsEnv(gym.Env):
         return self._obs(), reward, False, False, {}
 
 
-gym.register("ConcertoConstant-v0", entry_point=ConstantEnv, max_episode_steps=5)
-gym.register("ConcertoConstantBox-v0", entry_point=ConstantEnv, max_episode_steps=5, kwargs={"continuous": True})
-gym.register("ConcertoDict-v0", entry_point=DictObsEnv, max_episode_steps=20)
+gym.register("ConcertoConstant-v0", entry_point=f"{__name__}:ConstantEnv", max_episode_steps=5)
+gym.register("ConcertoConstantBox-v0", entry_point=f"{__name__}:ConstantEnv", max_episode_steps=5,
+             kwargs={"continuous": True})
+gym.register("ConcertoDict-v0", entry_point=f"{__name__}:DictObsEnv", max_episode_steps=20)

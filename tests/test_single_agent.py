@@ -15,11 +15,13 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 import tests.single_toy_envs  # noqa: F401  (registers the toy envs)
 from core.buffers import ReplayBuffer
 from core.checkpoint import load_checkpoint
+from core.config import load_yaml, to_dict
+from core.paths import CONFIG_DIR
 from core.run_state import RunState
-from single_agent.agent import adam, adam_step, soft_update
+from single_agent.agent import adam, adam_step
 from single_agent.algos import get_algo
 from single_agent.cli import run
-from single_agent.mlp_backprop import EnsembleBackprop, MLPBackprop
+from single_agent.mlp_backprop import Backprop, EnsembleBackprop, MLPBackprop
 from single_agent.networks import LOG_STD_MAX, CriticEnsemble, mlp, squashed_sample
 from single_agent.offpolicy import OffPolicyRunner, sample_transitions
 from single_agent.onpolicy import RolloutRunner
@@ -49,6 +51,7 @@ def test_vec_env_returns_true_final_obs_and_keeps_terminated_and_truncated_apart
     np.testing.assert_array_equal(tr.obs, last_obs)
     assert not np.allclose(tr.next_obs, env.obs)  # next_obs is the final observation, env.obs the reset one
     assert (np.abs(env.obs) <= 0.05).all()  # CartPole resets near zero
+    assert tr.finished is not None
     np.testing.assert_array_equal(tr.finished.returns, [3.0, 3.0])
     np.testing.assert_array_equal(tr.finished.lengths, [3, 3])
     env.close()
@@ -71,27 +74,26 @@ def test_dqn_bootstraps_truncated_transitions_and_not_terminated_ones():
     env.close()
 
 
-# -- hand-written gradients and the lean Adam step ---------------------------------------------------------
+# -- hand-written gradients and the lean Adam step (the learners' fast paths: tests/test_single_reference.py) --
 @pytest.mark.parametrize("kind", ["mlp", "ensemble"])
 def test_backprop_matches_autograd(kind):
     torch.manual_seed(0)
+    x = torch.randn(7, 5, requires_grad=True)
+    backprop: Backprop
     if kind == "mlp":
         net = mlp(5, [16, 8], 3)
-        x, grad_out = torch.randn(7, 5, requires_grad=True), torch.randn(7, 3)
-        backprop, out = MLPBackprop(net), net(x)
+        grad_out, backprop, params = torch.randn(7, 3), MLPBackprop(net), list(net.parameters())
+        out, x_in = net(x), x.detach()
     else:
-        net = CriticEnsemble(2, 3, 2, [16, 8])
-        x, grad_out = torch.randn(7, 5, requires_grad=True), torch.randn(2, 7, 1)
-        backprop, out = EnsembleBackprop([*net.layers, net.out]), net(x[:, :3], x[:, 3:]).t()[..., None]
-        x_in = x.detach().expand(2, -1, -1)
-    params = list(net.parameters())
+        critic = CriticEnsemble(2, 3, 2, [16, 8])
+        grad_out, backprop, params = torch.randn(2, 7, 1), EnsembleBackprop(critic), list(critic.parameters())
+        out, x_in = critic(x[:, :3], x[:, 3:]).t()[..., None], x.detach().expand(2, -1, -1)
     expected = torch.autograd.grad((out * grad_out).sum(), [*params, x])
-    got_out, inputs = backprop.forward(x.detach() if kind == "mlp" else x_in)
+    got_out, inputs = backprop.forward(x_in)
     torch.testing.assert_close(got_out, out.detach())
-    grads, input_grad = backprop.backward(inputs, grad_out, input_grad=True)
+    grads, input_grad = backprop.param_grads(inputs, grad_out), backprop.input_grad(inputs, grad_out)
     for got, want in zip([*grads, input_grad if kind == "mlp" else input_grad.sum(0)], expected, strict=True):
         torch.testing.assert_close(got, want)
-    assert backprop.backward(inputs, grad_out, params=False) == ([], None)
     with pytest.raises(ValueError):
         MLPBackprop(mlp(5, [16], 3, activation="tanh"))
 
@@ -101,7 +103,7 @@ def test_squashed_sample_log_prob_is_the_tanh_transformed_gaussian():
     out = torch.randn(256, 6, dtype=torch.float64)
     out[::4, 3:] += 2.0  # some log sigmas above LOG_STD_MAX, to exercise the clamp
     torch.manual_seed(1)
-    action, log_prob, (noise, std, in_range) = squashed_sample(out)
+    action, log_prob, (_, _, in_range) = squashed_sample(out)
     mu, log_std = out.chunk(2, -1)
     torch.manual_seed(1)
     gaussian = torch.distributions.Normal(mu, log_std.clamp(max=LOG_STD_MAX).exp())
@@ -128,74 +130,9 @@ def test_adam_step_matches_torch_adam_with_clipping(fused):
         theirs(x).pow(2).sum().backward()
         torch.nn.utils.clip_grad_norm_(theirs.parameters(), 1.0)
         opt_theirs.step()
-    for a, b in zip(ours.parameters(), theirs.parameters()):
+    for a, b in zip(ours.parameters(), theirs.parameters(), strict=True):
         torch.testing.assert_close(a, b)
     torch.testing.assert_close(opt_ours.state_dict(), opt_theirs.state_dict())
-
-
-@pytest.mark.parametrize("double_q", [False, True])
-def test_dqn_hand_written_gradients_train_like_autograd(double_q):
-    """The same phase of updates (with a target copy inside it) through MLPBackprop and through autograd."""
-    env = TransitionVecEnv("CartPole-v1", 2)
-    agents = []
-    for _ in range(2):
-        torch.manual_seed(0)
-        agents.append(make_agent("dqn", env, double_q=double_q, target_update_interval=3, batch_size=8,
-                                 learning_starts=10**6, hidden_sizes=[16, 16], lr=0.01))
-    agents[1].backprop = None  # autograd
-    runner = OffPolicyRunner(agents[0], env, agents[0].run)
-    drive(runner, runner.run, 1)
-    batch = sample_transitions(runner.buffer, 8 * 5, np.random.default_rng(0), 2, 0.99)
-    metrics = [agent.train(batch, 5) for agent in agents]
-    torch.testing.assert_close(metrics[0], metrics[1])
-    for name in ("q", "q_target"):
-        for a, b in zip(agents[0].modules[name].parameters(), agents[1].modules[name].parameters()):
-            torch.testing.assert_close(a, b)
-    assert agents[0].n_updates == 5
-    env.close()
-
-
-def autograd_sac_update(agent, batch) -> None:
-    """SAC's update written with autograd and torch.optim: the reference for the hand-written one."""
-    obs, next_obs, action, reward, discount = (torch.from_numpy(batch[key]) for key in
-                                               ("obs", "next_obs", "action", "reward", "discount"))
-    alpha = agent.log_alpha.detach().exp()
-    with torch.no_grad():
-        next_action, next_logp = agent.actor(next_obs)
-        next_q = agent.critic_target(next_obs, next_action).min(-1).values - alpha * next_logp
-        target = reward + discount * next_q
-
-    def step(optimizer, loss) -> None:
-        optimizer.zero_grad()
-        loss.backward(inputs=optimizer.param_groups[0]["params"])
-        optimizer.step()
-
-    step(agent.critic_optimizer, 0.5 * (agent.critic(obs, action) - target[:, None]).pow(2).mean(0).sum())
-    new_action, logp = agent.actor(obs)
-    step(agent.actor_optimizer, (alpha * logp - agent.critic(obs, new_action).min(-1).values).mean())
-    step(agent.alpha_optimizer, -(agent.log_alpha * (logp.detach() + agent.target_entropy)).mean())
-    soft_update(agent.critic_target, agent.critic, agent.cfg.tau)
-
-
-def test_sac_hand_written_update_matches_autograd():
-    env = TransitionVecEnv("Pendulum-v1", 2)
-    agents = []
-    for _ in range(2):
-        torch.manual_seed(0)
-        agents.append(make_agent("sac", env, hidden_sizes=[32, 32], batch_size=16, learning_starts=10**6, lr=0.01))
-    runner = OffPolicyRunner(agents[0], env, agents[0].run)
-    drive(runner, runner.run, 1)
-    for i in range(3):
-        batch = sample_transitions(runner.buffer, 16, np.random.default_rng(i), 2, 0.99)
-        torch.manual_seed(i)
-        agents[0].update(batch)
-        torch.manual_seed(i)
-        autograd_sac_update(agents[1], batch)
-    for name in ("actor", "critic", "critic_target"):
-        for a, b in zip(agents[0].modules[name].parameters(), agents[1].modules[name].parameters(), strict=True):
-            torch.testing.assert_close(a, b)
-    torch.testing.assert_close(agents[0].log_alpha, agents[1].log_alpha)
-    env.close()
 
 
 def test_ppo_value_bootstraps_from_the_final_observation_at_truncation():
@@ -325,6 +262,15 @@ def test_continuous_learners_improve_on_pendulum(algo, threshold, tmp_path):
 
 
 # -- the command line ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("algo", ["dqn", "ddpg", "td3", "sac", "ppo"])
+def test_algo_yaml_values_are_the_config_defaults(algo):
+    """configs/algos/<algo>.yaml says its values are the defaults: each one it shows is the dataclass's."""
+    entry = get_algo(algo)
+    shown = load_yaml(CONFIG_DIR / "algos" / f"{algo}.yaml").get("algo") or {}
+    defaults = to_dict(entry.config_class(**entry.defaults))
+    assert shown == {key: defaults[key] for key in shown}
+
+
 def cli(*args):
     code = "import sys; from single_agent.cli import main; sys.exit(main(sys.argv[1:]))"
     return subprocess.run([sys.executable, "-c", code, *args], cwd=ROOT, capture_output=True, text=True, timeout=120)
@@ -366,10 +312,11 @@ def test_run_dir_tags_target_reward_and_resume_with_the_replay_buffer_intact(tmp
     assert len(saved["buffer/reward"]) == 1000
 
     second = tmp_path / "second.json"
-    precision = torch.backends.mkldnn.matmul.fp32_precision
+    # torch.backends.mkldnn gains `matmul` at import (a module subclass), which its stubs do not show
+    precision = torch.backends.mkldnn.matmul.fp32_precision  # type: ignore[attr-defined]
     run([*quick, "--steps", "2000", "--resume", str(run_dir), "--summary-json", str(second),
          "train.matmul_precision=bf16"])
-    assert torch.backends.mkldnn.matmul.fp32_precision == precision  # the training mode is undone
+    assert torch.backends.mkldnn.matmul.fp32_precision == precision  # type: ignore[attr-defined]  # mode undone
     out = json.loads(second.read_text())
     assert out["env_steps"] == 2000
     final = load_checkpoint(Path(out["run_dir"]) / "checkpoints" / "step-000002000")[0]["runner"]["buffer"]

@@ -8,11 +8,12 @@ from typing import Any
 
 import numpy as np
 import torch
+from gymnasium import spaces
 from torch import nn
 
 from core.config import NonNegativeInt, PositiveFloat, PositiveFraction, PositiveInt, Probability, WidthList
 from core.run_state import RunState
-from single_agent.agent import Agent, OffPolicyConfig, adam, adam_step, soft_update
+from single_agent.agent import OffPolicyAgent, OffPolicyConfig, adam, adam_step, optimize, soft_update
 from single_agent.mlp_backprop import MLPBackprop
 from single_agent.networks import QNetwork
 
@@ -35,18 +36,27 @@ class DQNConfig(OffPolicyConfig):
     hidden_sizes: WidthList = field(default_factory=lambda: [64, 64])
 
 
-class DQN(Agent):
-    """Discrete actions only. `train` makes gradient steps on consecutive runs of `batch_size` sampled rows."""
+class DQN(OffPolicyAgent):
+    """Discrete actions only. `train` makes gradient steps on consecutive runs of `batch_size` sampled rows.
 
-    def __init__(self, observation_space, action_space, cfg: DQNConfig, device="cpu", run: RunState | None = None) -> None:
+    Its fast path (`fast_train`) evaluates the target network once for all the updates of a training phase up to
+    its next target update, differentiates the plain MLP's Huber loss by hand and steps Adam by its fused kernel:
+    about 1.7x the reference's updates per second at the defaults, 1.3x at the tuned CartPole settings
+    (BENCHMARKS.md, "Single-agent fast paths vs reference updates").
+    """
+
+    has_fast_path = True
+
+    def __init__(self, observation_space: spaces.Space, action_space: spaces.Space, cfg: DQNConfig,
+                 device: torch.device | str = "cpu", run: RunState | None = None) -> None:
         super().__init__(observation_space, action_space, cfg, device, run)
         self.q = QNetwork(self.obs_dim, self.act_dim, cfg.hidden_sizes, cfg.dueling).to(self.device)
         self.q_target = copy.deepcopy(self.q).requires_grad_(False)
         self.optimizer = adam(self.q.parameters(), lr=cfg.lr)
         self.modules = {"q": self.q, "q_target": self.q_target, "optimizer": self.optimizer}
         self.params = list(self.q.parameters())
-        # plain MLP heads skip autograd (hand-written backward); the dueling head keeps it
-        self.backprop = None if cfg.dueling else MLPBackprop(self.q.q)
+        # the fast path differentiates plain MLP heads by hand; the dueling head keeps autograd
+        self.backprop = MLPBackprop(self.q.q) if self.fast_path and not cfg.dueling else None
         self.n_step = cfg.n_step
 
     @property
@@ -63,6 +73,7 @@ class DQN(Agent):
     def act(self, obs: Any, explore: bool, rng: np.random.Generator | None = None) -> np.ndarray:
         x = self.obs_tensor(obs)
         if explore:
+            assert rng is not None, "exploring needs a random generator"
             explore_mask = rng.random(len(x)) < self.epsilon
             random = rng.integers(0, self.act_dim, len(x))
             if explore_mask.all():  # no greedy action needed
@@ -70,8 +81,31 @@ class DQN(Agent):
         greedy = self.q_values(x).argmax(-1).cpu().numpy()
         return np.where(explore_mask, random, greedy) if explore else greedy
 
-    @torch.no_grad()
+    def update(self, batch: dict[str, Any]) -> dict[str, torch.Tensor]:
+        cfg = self.cfg
+        obs, next_obs = self.obs_tensor(batch["obs"]), self.obs_tensor(batch["next_obs"])
+        action = self.tensor(batch["action"])[:, None]
+        with torch.no_grad():
+            next_q = self.q_target(next_obs)
+            if cfg.double_q:  # the online network picks the next action, the target network values it
+                next_value = next_q.gather(-1, self.q(next_obs).argmax(-1, keepdim=True)).squeeze(-1)
+            else:
+                next_value = next_q.max(-1).values
+            target = self.tensor(batch["reward"]) + self.tensor(batch["discount"]) * next_value
+        q_taken = self.q(obs).gather(1, action).squeeze(1)
+        loss = nn.functional.smooth_l1_loss(q_taken, target)
+        optimize(self.optimizer, loss, cfg.max_grad_norm)
+        self.n_updates += 1
+        if self.n_updates % cfg.target_update_interval == 0:
+            soft_update(self.q_target, self.q, cfg.tau)
+        return {"loss/q": loss.detach(), "train/q_mean": q_taken.detach().mean()}
+
     def train(self, batch: dict[str, Any], n_updates: int) -> dict[str, torch.Tensor]:
+        return self.fast_train(batch, n_updates) if self.fast_path else super().train(batch, n_updates)
+
+    @torch.no_grad()
+    def fast_train(self, batch: dict[str, Any], n_updates: int) -> dict[str, torch.Tensor]:
+        """`train` by the fast path: the same updates (and metrics) as `update` makes one at a time."""
         cfg, size = self.cfg, self.cfg.batch_size
         obs, next_obs = self.obs_tensor(batch["obs"]), self.obs_tensor(batch["next_obs"])
         action, reward = self.tensor(batch["action"])[:, None], self.tensor(batch["reward"])
@@ -83,14 +117,14 @@ class DQN(Agent):
             chunk = min(n_updates - done, cfg.target_update_interval - self.n_updates % cfg.target_update_interval)
             rows = slice(done * size, (done + chunk) * size)
             chunk_next_q = self.q_target(next_obs[rows])
-            chunk_target = None if cfg.double_q else reward[rows] + discount[rows] * chunk_next_q.max(-1).values
             for i in range(chunk):
                 rows, in_chunk = slice((done + i) * size, (done + i + 1) * size), slice(i * size, (i + 1) * size)
+                next_q = chunk_next_q[in_chunk]
                 if cfg.double_q:
-                    greedy = self.q_values(next_obs[rows]).argmax(-1, keepdim=True)
-                    target = reward[rows] + discount[rows] * chunk_next_q[in_chunk].gather(-1, greedy).squeeze(-1)
+                    next_value = next_q.gather(-1, self.q_values(next_obs[rows]).argmax(-1, keepdim=True)).squeeze(-1)
                 else:
-                    target = chunk_target[in_chunk]
+                    next_value = next_q.max(-1).values
+                target = reward[rows] + discount[rows] * next_value
                 grads, q_taken[rows] = self._huber_grads(obs[rows], action[rows], target)
                 td_error[rows] = q_taken[rows] - target
                 adam_step(self.optimizer, grads, cfg.max_grad_norm)
@@ -109,7 +143,7 @@ class DQN(Agent):
             q_taken = q.gather(1, action).squeeze(1)
             d_q_taken = (q_taken - target).clamp_(-1.0, 1.0).div_(len(target))  # smooth L1's slope, beta 1
             d_q = torch.zeros_like(q).scatter_(1, action, d_q_taken[:, None])
-            return self.backprop.backward(inputs, d_q)[0], q_taken
+            return self.backprop.param_grads(inputs, d_q), q_taken
         with torch.enable_grad():
             q_taken = self.q(obs).gather(1, action).squeeze(1)
             loss = nn.functional.smooth_l1_loss(q_taken, target)

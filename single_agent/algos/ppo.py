@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 import numpy as np
 import torch
+from gymnasium import spaces
 from torch import nn
 from torch.distributions import Categorical, Normal
 
@@ -40,8 +41,10 @@ class PPOConfig:
 class PPO(Agent):
     """Discrete or Box actions; Box actions are clipped to the env's bounds on the way out."""
 
-    def __init__(self, observation_space, action_space, cfg: PPOConfig, device="cpu", run: RunState | None = None) -> None:
+    def __init__(self, observation_space: spaces.Space, action_space: spaces.Space, cfg: PPOConfig,
+                 device: torch.device | str = "cpu", run: RunState | None = None) -> None:
         super().__init__(observation_space, action_space, cfg, device, run)
+        self.bounds = (action_space.low, action_space.high) if isinstance(action_space, spaces.Box) else None
         self.actor = mlp(self.obs_dim, cfg.hidden_sizes, self.act_dim, cfg.activation, out_gain=0.01).to(self.device)
         self.critic = mlp(self.obs_dim, cfg.hidden_sizes, 1, cfg.activation, out_gain=1.0).to(self.device)
         params = [*self.actor.parameters(), *self.critic.parameters()]
@@ -64,13 +67,11 @@ class PPO(Agent):
                 self.log_std.copy_(state["log_std"])
 
     def env_action(self, action: np.ndarray) -> np.ndarray:
-        if self.discrete:
-            return action
-        return np.clip(action, self.action_space.low, self.action_space.high)
+        return action if self.bounds is None else np.clip(action, *self.bounds)
 
     def _dist(self, obs: torch.Tensor) -> Categorical | Normal:
         out = self.actor(obs)
-        if self.discrete:
+        if self.log_std is None:  # Discrete actions
             return Categorical(logits=out)
         return Normal(out, self.log_std.exp().expand_as(out))
 
@@ -80,7 +81,7 @@ class PPO(Agent):
     def _sample(self, dist: Categorical | Normal, explore: bool) -> torch.Tensor:
         if explore:
             return dist.sample()
-        return dist.probs.argmax(-1) if self.discrete else dist.mean
+        return dist.probs.argmax(-1) if isinstance(dist, Categorical) else dist.mean
 
     @torch.no_grad()
     def act(self, obs: Any, explore: bool, rng: np.random.Generator | None = None) -> np.ndarray:

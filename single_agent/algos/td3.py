@@ -8,10 +8,11 @@ from typing import Any, Literal
 
 import numpy as np
 import torch
+from gymnasium import spaces
 
 from core.config import EnsembleSize, NonNegativeFloat, PositiveFloat, PositiveInt, WidthList
 from core.run_state import RunState
-from single_agent.agent import Agent, OffPolicyConfig, adam, soft_update, step_on
+from single_agent.agent import OffPolicyAgent, OffPolicyConfig, adam, optimize, soft_update
 from single_agent.networks import CriticEnsemble, DeterministicActor
 
 
@@ -29,10 +30,16 @@ class TD3Config(OffPolicyConfig):
     hidden_sizes: WidthList = field(default_factory=lambda: [400, 300])
 
 
-class TD3(Agent):
-    """Continuous (Box) actions only; actions live in [-1, 1] and are rescaled to the env's bounds."""
+class TD3(OffPolicyAgent):
+    """Continuous (Box) actions only; actions live in [-1, 1] and are rescaled to the env's bounds.
 
-    def __init__(self, observation_space, action_space, cfg: TD3Config, device="cpu", run: RunState | None = None) -> None:
+    It has no fast path (`cfg.fast_path` changes nothing): differentiating each loss for its own network only and
+    calling the fused Adam kernel directly made its updates only about 1.1x faster (BENCHMARKS.md, "Single-agent
+    fast paths vs reference updates").
+    """
+
+    def __init__(self, observation_space: spaces.Space, action_space: spaces.Space, cfg: TD3Config,
+                 device: torch.device | str = "cpu", run: RunState | None = None) -> None:
         super().__init__(observation_space, action_space, cfg, device, run)
         self.actor = DeterministicActor(self.obs_dim, self.act_dim, cfg.hidden_sizes).to(self.device)
         self.critic = CriticEnsemble(cfg.n_critics, self.obs_dim, self.act_dim, cfg.hidden_sizes).to(self.device)
@@ -40,8 +47,6 @@ class TD3(Agent):
         self.critic_target = copy.deepcopy(self.critic).requires_grad_(False)
         self.actor_optimizer = adam(self.actor.parameters(), lr=cfg.lr)
         self.critic_optimizer = adam(self.critic.parameters(), lr=cfg.lr)
-        self.actor_params = list(self.actor.parameters())
-        self.critic_params = list(self.critic.parameters())
         self.modules = {"actor": self.actor, "critic": self.critic, "actor_target": self.actor_target,
                         "critic_target": self.critic_target, "actor_optimizer": self.actor_optimizer,
                         "critic_optimizer": self.critic_optimizer}
@@ -61,6 +66,7 @@ class TD3(Agent):
     def act(self, obs: Any, explore: bool, rng: np.random.Generator | None = None) -> np.ndarray:
         action = self.actor(self.obs_tensor(obs)).cpu().numpy()
         if explore:
+            assert rng is not None, "exploring needs a random generator"
             action = np.clip(action + self._exploration_noise(action.shape, rng), -1.0, 1.0)
         return action.astype(np.float32)
 
@@ -76,6 +82,7 @@ class TD3(Agent):
         return self.ou_state
 
     def update(self, batch: dict[str, Any]) -> dict[str, torch.Tensor]:
+        """One critic update and, every `policy_delay`-th, one actor update and the target updates."""
         cfg = self.cfg
         obs, next_obs = self.obs_tensor(batch["obs"]), self.obs_tensor(batch["next_obs"])
         action = self.tensor(batch["action"])
@@ -89,12 +96,12 @@ class TD3(Agent):
             target = self.tensor(batch["reward"]) + self.tensor(batch["discount"]) * next_q
         q = self.critic(obs, action)
         critic_loss = (q - target[:, None]).pow(2).mean(0).sum()
-        step_on(self.critic_optimizer, critic_loss, self.critic_params)
+        optimize(self.critic_optimizer, critic_loss)
         self.n_updates += 1
         metrics = {"loss/critic": critic_loss.detach(), "train/q_mean": q.detach().mean()}
         if self.n_updates % cfg.policy_delay == 0:
             actor_loss = -self.critic(obs, self.actor(obs))[:, 0].mean()
-            step_on(self.actor_optimizer, actor_loss, self.actor_params)  # no gradient work for the critic
+            optimize(self.actor_optimizer, actor_loss)
             soft_update(self.critic_target, self.critic, cfg.tau)
             soft_update(self.actor_target, self.actor, cfg.tau)
             metrics["loss/actor"] = actor_loss.detach()
