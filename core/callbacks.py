@@ -8,19 +8,15 @@ in the `concerto.callbacks` group of an installed package's metadata.
 """
 from __future__ import annotations
 
-import importlib
 import inspect
-import sys
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Iterable, Mapping
 from importlib import metadata
 from pathlib import Path
-from types import ModuleType
 from typing import Any, Protocol
 
-import numpy as np
-
-from core.errors import ConcertoError, Interrupted, RunError, UnknownNameError, UserError, describe_exception
+from core.episode_stats import EpisodeStats
+from core.errors import ConcertoError, RunError, UnknownNameError, UserError, describe_exception
+from core.user_code import import_object, user_code
 
 ENTRY_POINT_GROUP = "concerto.callbacks"
 
@@ -38,24 +34,6 @@ class Trainer(Protocol):
     def evaluate(self) -> dict[str, float]: ...
 
     def save_checkpoint(self) -> Path: ...
-
-
-class EpisodeStats:
-    """Episodes that finished during one vector step: arrays of equal length."""
-
-    __slots__ = ("lengths", "returns", "wins")
-
-    def __init__(self, returns: np.ndarray, lengths: np.ndarray, wins: np.ndarray) -> None:
-        self.returns = returns
-        self.lengths = lengths
-        self.wins = wins  # float: 1.0 won, 0.0 not won, NaN where the env has no notion of winning
-
-    def __len__(self) -> int:
-        return len(self.returns)
-
-
-OnStep = Callable[[int, "EpisodeStats | None"], None]
-"""What a runner calls after each vector step: (env steps taken, the episodes that ended, if any)."""
 
 
 class Callback:
@@ -119,73 +97,6 @@ class CallbackList(Callback):
 
     def on_train_end(self, trainer: Trainer) -> None:
         self._each("on_train_end", trainer)
-
-
-@contextmanager
-def user_code(what: str) -> Iterator[None]:
-    """Report any failure of the user's code inside the block (an exception, `sys.exit()`) as one UserError line:
-    `what`, then the exception and the user's file and line. Ctrl-C, signals and this project's errors pass."""
-    try:
-        yield
-    except (KeyboardInterrupt, Interrupted, ConcertoError):
-        raise
-    except BaseException as exc:
-        raise UserError(f"{what}: {describe_exception(exc)}") from None
-
-
-@contextmanager
-def cwd_on_path() -> Iterator[None]:
-    """Modules in the current directory are importable inside the block (a run: spawned env workers import a
-    user's env module by name too); afterwards sys.path is as it was."""
-    added = _add_cwd_to_path()
-    try:
-        yield
-    finally:
-        if added is not None and added in sys.path:
-            sys.path.remove(added)
-
-
-def _add_cwd_to_path() -> str | None:
-    """Put the current directory first on sys.path unless it is there already; returns the entry added."""
-    cwd = str(Path.cwd())
-    if "" in sys.path or cwd in sys.path:
-        return None
-    sys.path.insert(0, cwd)
-    return cwd
-
-
-def import_user_module(module_name: str, what: str, spec: str) -> ModuleType:
-    """Import a user's module, the current directory searched too (and left on sys.path: spawned env workers
-    import the module by name; run inside `cwd_on_path` to restore sys.path afterwards); any failure,
-    `sys.exit()` included, is a UserError naming `spec`."""
-    if not all(part.isidentifier() for part in module_name.split(".")):
-        raise UserError(f"{what} {spec!r}: {module_name!r} is not a module name (package.module)")
-    _add_cwd_to_path()
-    with user_code(f"{what} {spec!r}: importing {module_name} failed"):
-        try:
-            return importlib.import_module(module_name)
-        except ModuleNotFoundError as exc:
-            if not exc.name or not f"{module_name}.".startswith(f"{exc.name}."):
-                raise  # the module itself imports something missing: reported with its file and line
-            raise UserError(f"{what} {spec!r}: cannot import {module_name}: no module named {exc.name!r} "
-                            "(searched the current directory and sys.path)") from None
-
-
-def import_object(spec: str, what: str) -> Any:
-    """Import `package.module:attribute`; failures raise UserError naming `spec`.
-
-    The current working directory is searched too, so a user's own file (examples/my_env.py) is found
-    with `examples.my_env:thing` when running from the project or their own directory.
-    """
-    module_name, sep, attr = spec.partition(":")
-    if not sep or not module_name or not attr.isidentifier():
-        raise UserError(f"{what} {spec!r} must look like package.module:name")
-    module = import_user_module(module_name, what, spec)
-    with user_code(f"{what} {spec!r}: reading {attr} from {module_name} failed"):
-        try:
-            return getattr(module, attr)
-        except AttributeError:
-            raise UserError(f"{what} {spec!r}: module {module_name} has no attribute {attr!r}") from None
 
 
 def load_callback(spec: str) -> Callback:

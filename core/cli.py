@@ -15,11 +15,12 @@ from pathlib import Path
 from typing import Any
 
 from core import signals
-from core.callbacks import cwd_on_path, load_callback
+from core.callbacks import load_callback
 from core.errors import EXIT_BAD_INPUT, EXIT_RUN_FAILED, Interrupted, RunError, UserError
 from core.resume import resume_config
 from core.run_config import make_run_dir, resolve_config
 from core.trainer import checkpoint_metadata, run_dir_of
+from core.user_code import cwd_on_path
 
 OVERRIDES_HELP = """\
 overrides: key=value pairs after the flags set any config value, e.g. algo.lr=3e-4 train.eval_interval=5000
@@ -144,7 +145,8 @@ def print_summary(summary: dict[str, Any], algo: str, env: str, report_wins: boo
     if summary.get("stop_reason"):
         parts.append(f"stopped early: {summary['stop_reason']}")
     print("; ".join(parts))
-    print(f"TensorBoard logs: {summary['run_dir']}  (view with: tensorboard --logdir {Path(summary['run_dir']).parents[2]})")
+    logdir = Path(summary["run_dir"]).parents[2]
+    print(f"TensorBoard logs: {summary['run_dir']}  (view with: tensorboard --logdir {logdir})")
 
 
 def run_main(run: Callable[[list[str] | None], Any], argv: list[str] | None = None) -> int:

@@ -25,8 +25,8 @@ from gymnasium import spaces
 from pettingzoo.utils.conversions import aec_to_parallel
 from pettingzoo.utils.env import AECEnv, ParallelEnv
 
-from core.callbacks import user_code
 from core.errors import NonFiniteError
+from core.user_code import user_code
 from envs.spec import AgentGroup, EnvContractError, EnvSpec, check_action_space, group_agents
 
 WIN_KEYS = ("battle_won", "won", "is_success")
@@ -166,7 +166,7 @@ class PettingZooAdapter:
             with np.errstate(over="ignore"):  # a reward beyond float32's range becomes inf: caught below
                 array[i] = reward
             total += reward
-        for group, array in zip(self.spec.groups, self._reward_rows):
+        for group, array in zip(self.spec.groups, self._reward_rows, strict=True):
             self._check_finite(group, array, "reward")
         return total
 
@@ -203,7 +203,7 @@ class PettingZooAdapter:
                 else:
                     avail[...] = self._checked(mask, avail.shape, agent, "action mask")
                     masked = True
-        for group, group_obs in zip(self.spec.groups, views.group_obs):
+        for group, group_obs in zip(self.spec.groups, views.group_obs, strict=True):
             self._check_finite(group, group_obs, "observation")
         if masked:
             for group, group_avail in views.discrete:
@@ -252,7 +252,7 @@ class PettingZooAdapter:
         if not isinstance(result, (tuple, list)) or len(result) != len(names):
             raise EnvContractError(f"env {self.name}: {method} must return ({', '.join(names)}), got "
                                    f"{type(result).__name__}")
-        for name, value in zip(names, result):
+        for name, value in zip(names, result, strict=True):
             if not _is_mapping(value):
                 raise EnvContractError(f"env {self.name}: {method} returned {name} as {type(value).__name__}, not "
                                        "a dict keyed by agent")

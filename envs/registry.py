@@ -10,6 +10,7 @@ that raises (or calls sys.exit) is reported in one line naming the user's file a
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import math
@@ -18,9 +19,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.callbacks import import_object, user_code
 from core.config import UnsupportedType, coerce
 from core.errors import UnknownNameError, UserError
+from core.user_code import cwd_on_path, import_object, user_code
 from envs.vec_env import VecEnv
 
 VEC_KINDS = ("sync", "subproc")
@@ -110,7 +111,8 @@ def make_vec(name: str, n_envs: int = 1, vec: str = "sync", seed: int | None = N
     factory = env_factory(name, **overrides)
     if vec == "sync":
         return SyncVecEnv([factory] * n_envs, name=name, seed=seed)
-    return SubprocVecEnv([factory] * n_envs, name=name, seed=seed, worker_timeout_s=worker_timeout_s)
+    with cwd_on_path():  # spawned workers import a user's `module:factory` by name
+        return SubprocVecEnv([factory] * n_envs, name=name, seed=seed, worker_timeout_s=worker_timeout_s)
 
 
 def _checked_kwargs(factory: Callable[..., Any], kwargs: dict[str, Any], name: str) -> dict[str, Any]:
@@ -130,10 +132,9 @@ def _checked_kwargs(factory: Callable[..., Any], kwargs: dict[str, Any], name: s
     hints = _param_hints(factory)
     checked = dict(kwargs)
     for key in set(kwargs) & set(valid) & set(hints):
-        try:
+        # an annotation config values never have (np.ndarray, Sequence, ...) stays unchecked
+        with contextlib.suppress(UnsupportedType):
             checked[key] = coerce(kwargs[key], hints[key], f"env.{key}")
-        except UnsupportedType:  # an annotation config values never have (np.ndarray, Sequence, ...): unchecked
-            pass
     return checked
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from core.callbacks import EpisodeStats
+from core.episode_stats import EpisodeStats
 from envs.spec import EnvSpec
 
 Allocator = Callable[[tuple[int, ...], np.dtype], np.ndarray]
@@ -147,7 +147,7 @@ class VecEnv(ABC):
         not saved whole, (the first step of new episodes reset with `reset_seed`, False)."""
         return self.reset(seed=reset_seed), False
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - a no-op default: most vectorised envs hold nothing to release
         """Release resources (worker processes, files)."""
 
     def __enter__(self) -> VecEnv:

@@ -8,7 +8,9 @@ from envs.registry import resolve
 from marl.algos import ALGOS, get_algo
 from marl.trainer import MarlTrainer
 
-ENV_HELP = "env: a registered name (mpe_simple_spread, smac_3m, ...) or package.module:factory returning a PettingZoo env.\n"
+ENV_HELP = (
+    "env: a registered name (mpe_simple_spread, smac_3m, ...) or package.module:factory returning a PettingZoo env.\n"
+)
 
 
 def parser() -> argparse.ArgumentParser:

@@ -1,4 +1,4 @@
-"""Off-policy episode collection for recurrent value-based agents (IQL, VDN, QMIX).
+"""Whole-episode collection for recurrent agents: replayed (IQL, VDN, QMIX) or trained on once, fresh (COMA).
 
 Each env's running episode is staged in pre-allocated arrays ([n_envs, max_len + 1, ...], one vectorised
 write per field and step); when episodes end (same-step auto-reset in the vector env), their rows move to the
@@ -7,26 +7,36 @@ The team reward is the mean of the agents' rewards (SMAC gives every agent the t
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol, cast
 
 import numpy as np
 
 from core.buffers import EpisodeReplayBuffer
-from core.callbacks import OnStep
+from core.episode_stats import OnStep
 from core.errors import UserError
 from core.run_state import RunState
 from envs.vec_env import VecEnv, VecStep
+from marl.agent import EpisodeAgent, EpisodeAgentConfig
+
+
+class ReplayConfig(EpisodeAgentConfig, Protocol):
+    buffer_size: int
+    batch_size: int
+    learning_starts: int
+    updates_per_iteration: int
+
+
+class FreshEpisodesConfig(EpisodeAgentConfig, Protocol):
+    batch_episodes: int
 
 
 class EpisodeRunner:
-    """One iteration = `rollout_steps` vector steps of exploratory acting, then training: off-policy agents
-    (IQL/VDN/QMIX) make `updates_per_iteration` updates on episodes sampled from the replay buffer once it
-    holds `learning_starts`; on-policy agents (COMA, `agent.on_policy_episodes = k`) make one update on the
-    k freshest episodes as soon as they are complete, and those episodes are then dropped."""
+    """One iteration = `rollout_steps` vector steps of exploratory acting, the episodes that end stored whole in
+    a buffer of `capacity` episodes, then `_train` (what the subclasses differ by)."""
 
-    def __init__(self, agent, env: VecEnv, run: RunState) -> None:
+    def __init__(self, agent: EpisodeAgent, env: VecEnv, run: RunState, capacity: int) -> None:
         cfg, spec = agent.cfg, env.spec
-        self.agent, self.env, self.cfg = agent, env, cfg
+        self.agent, self.env = agent, env
         max_len = cfg.max_episode_len or spec.episode_limit
         if not max_len:
             raise UserError(f"env {spec.name} does not report an episode limit; set algo.max_episode_len")
@@ -43,8 +53,6 @@ class EpisodeRunner:
             fields[f"avail/{g.name}"] = ((n, g.n_actions), np.dtype(bool), True)
             fields[f"alive/{g.name}"] = ((n,), np.dtype(bool), True)
             fields[f"actions/{g.name}"] = ((n,), np.dtype(np.int64), False)
-        self.on_policy = getattr(agent, "on_policy_episodes", None)
-        capacity = max(self.on_policy, env.n_envs) if self.on_policy else cfg.buffer_size
         self.buffer = EpisodeReplayBuffer(capacity, max_len, fields)
         n_envs = env.n_envs
         self.staging = {name: np.zeros((n_envs, max_len + int(per_state), *shape), dtype)
@@ -66,7 +74,7 @@ class EpisodeRunner:
 
     @property
     def steps_per_iteration(self) -> int:
-        return self.cfg.rollout_steps * self.env.n_envs
+        return self.agent.cfg.rollout_steps * self.env.n_envs
 
     @property
     def exact_resume(self) -> bool:
@@ -108,10 +116,10 @@ class EpisodeRunner:
     def iteration(self, on_step: OnStep) -> dict[str, float]:
         agent, env = self.agent, self.env
         names = [g.name for g in env.spec.groups]
-        for _ in range(self.cfg.rollout_steps):
+        for _ in range(agent.cfg.rollout_steps):
             step = self.step
             out = agent.act(step.group_obs, step.group_avail, step.state, self.hidden, self.starts)
-            actions = {name: out[name][0].numpy() for name in names}
+            actions = {name: out[name].actions.numpy() for name in names}
             for name in names:
                 self.staging[f"actions/{name}"][self.rows, self.t] = actions[name]
             step = env.step(actions)
@@ -130,16 +138,42 @@ class EpisodeRunner:
                     v[ended] = 0
                 self.t[ended] = 0
                 self._stage_observation(step, np.zeros_like(done), ended)  # new episodes' first obs at t=0
-            self.hidden = {name: out[name][3] for name in names}
+            self.hidden = {name: out[name].hidden for name in names}
             self.starts = done.copy()
             self.step = step
             on_step(env.n_envs, step.finished())
-        metrics: dict[str, float] = {}
-        if self.on_policy:
-            if self.buffer.size >= self.on_policy:
-                metrics = agent.update(*self.buffer.take_all())
-        elif self.buffer.size >= self.cfg.learning_starts:
-            for _ in range(self.cfg.updates_per_iteration):
-                metrics = agent.update(*self.buffer.sample(self.cfg.batch_size, self.run.rng("sample")))
-        metrics["schedule/epsilon"] = agent.epsilon
+        return {**self._train(), "schedule/epsilon": agent.epsilon}
+
+    def _train(self) -> dict[str, float]:
+        """Train the agent on the buffer's episodes; its metrics ({} if it did not train)."""
+        raise NotImplementedError
+
+
+class ReplayEpisodeRunner(EpisodeRunner):
+    """Off-policy (IQL, VDN, QMIX): a replay buffer of `buffer_size` episodes; once it holds `learning_starts`,
+    each iteration makes `updates_per_iteration` updates on `batch_size` episodes sampled from it."""
+
+    def __init__(self, agent: EpisodeAgent, env: VecEnv, run: RunState) -> None:
+        self.cfg = cast(ReplayConfig, agent.cfg)  # the algorithm registry pairs them
+        super().__init__(agent, env, run, capacity=self.cfg.buffer_size)
+
+    def _train(self) -> dict[str, float]:
+        cfg, metrics = self.cfg, {}
+        if self.buffer.size >= cfg.learning_starts:
+            for _ in range(cfg.updates_per_iteration):
+                metrics = self.agent.update(*self.buffer.sample(cfg.batch_size, self.run.rng("sample")))
         return metrics
+
+
+class OnPolicyEpisodeRunner(EpisodeRunner):
+    """On-policy (COMA): one update on exactly the `batch_episodes` freshest episodes as soon as they are
+    complete; they are then dropped."""
+
+    def __init__(self, agent: EpisodeAgent, env: VecEnv, run: RunState) -> None:
+        self.cfg = cast(FreshEpisodesConfig, agent.cfg)  # the algorithm registry pairs them
+        super().__init__(agent, env, run, capacity=max(self.cfg.batch_episodes, env.n_envs))
+
+    def _train(self) -> dict[str, float]:
+        if self.buffer.size >= self.cfg.batch_episodes:
+            return self.agent.update(*self.buffer.take_all())
+        return {}

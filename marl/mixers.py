@@ -22,7 +22,9 @@ class QMixer(nn.Module):
     def __init__(self, n_agents: int, state_dim: int, embed: int = 32, hyper_embed: int = 64) -> None:
         super().__init__()
         self.n_agents, self.embed = n_agents, embed
-        self.hyper_w1 = nn.Sequential(nn.Linear(state_dim, hyper_embed), nn.ReLU(), nn.Linear(hyper_embed, n_agents * embed))
+        self.hyper_w1 = nn.Sequential(
+            nn.Linear(state_dim, hyper_embed), nn.ReLU(), nn.Linear(hyper_embed, n_agents * embed)
+        )
         self.hyper_b1 = nn.Linear(state_dim, embed)
         self.hyper_w2 = nn.Sequential(nn.Linear(state_dim, hyper_embed), nn.ReLU(), nn.Linear(hyper_embed, embed))
         self.hyper_b2 = nn.Sequential(nn.Linear(state_dim, embed), nn.ReLU(), nn.Linear(embed, 1))

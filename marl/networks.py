@@ -7,11 +7,13 @@ has its own weights, applied in one batched matmul.
 from __future__ import annotations
 
 import math
+from typing import Literal, Protocol
 
 import torch
 from torch import nn
 
 from core.nn import ACTIVATIONS, MultiLinear
+from envs.spec import AgentGroup
 
 
 class MultiGRUCell(nn.Module):
@@ -102,3 +104,35 @@ class AgentInput(nn.Module):
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
         return self.with_id(obs.reshape(*obs.shape[: obs.dim() - len(self.obs_shape)], self.obs_dim))
+
+
+class GroupNetConfig(Protocol):
+    """The config keys a GroupActionNet is built from."""
+
+    share_params: bool
+    agent_id: bool
+    hidden_sizes: tuple[int, ...]
+    policy: Literal["mlp", "gru"]
+    rnn_hidden: int
+    input_norm: bool
+
+
+class GroupActionNet(nn.Module):
+    """One output per action for each agent of a group (Q-values, or a policy's logits): shared weights with a
+    one-hot agent id, or per-agent weights."""
+
+    def __init__(self, group: AgentGroup, cfg: GroupNetConfig) -> None:
+        super().__init__()
+        self.group = group
+        heads = 1 if cfg.share_params else group.n_agents
+        self.inputs = AgentInput(group.n_agents, group.obs_shape,
+                                 use_id=cfg.share_params and cfg.agent_id and group.n_agents > 1)
+        self.net = AgentNet(heads, self.inputs.obs_dim + self.inputs.id_dim(), group.n_actions, cfg.hidden_sizes,
+                            recurrent=cfg.policy == "gru", rnn_hidden=cfg.rnn_hidden,
+                            input_norm=cfg.input_norm, out_gain=1.0)
+
+    def forward(self, obs: torch.Tensor, h0: torch.Tensor, starts: torch.Tensor | None
+                ) -> tuple[torch.Tensor, torch.Tensor]:
+        """obs [L, B, G, *obs_shape] -> outputs [L, B, G, n_actions], the last recurrent state."""
+        out, h = self.net(self.inputs(obs), h0, starts)
+        return out, h if h is not None else h0

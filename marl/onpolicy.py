@@ -14,23 +14,22 @@ import numpy as np
 import torch
 
 from core.buffers import RolloutBuffer, compute_gae
-from core.callbacks import OnStep
+from core.episode_stats import OnStep
 from core.run_state import RunState
-from envs.spec import EnvSpec
 from envs.vec_env import VecEnv, VecStep
+from marl.agent import Learner
 
 
-class ActorCriticAgent(Protocol):
-    spec: EnvSpec
-    device: torch.device
+class ActorCriticAgent(Learner, Protocol):
+    """What OnPolicyRunner needs beyond acting: values of given inputs (bootstrapping truncated episodes) and the
+    update on a rollout (MAPPO, IPPO)."""
 
-    def initial_hidden(self, n_envs: int) -> dict: ...
-
-    def act(self, obs, avail, state, hidden, starts, deterministic: bool = False, with_value: bool = True) -> dict: ...
-
-    def value(self, group: str, obs, state, h_critic, starts) -> torch.Tensor: ...
+    def value(self, group: str, obs: np.ndarray, state: np.ndarray, h_critic: torch.Tensor, starts: np.ndarray
+              ) -> torch.Tensor: ...
 
     def denormalize(self, group: str, values: torch.Tensor) -> torch.Tensor: ...
+
+    def update(self, batch: RolloutBatch) -> dict[str, float]: ...
 
 
 @dataclass
@@ -110,15 +109,15 @@ class OnPolicyCollector:
             step = self.step
             out = agent.act(step.group_obs, step.group_avail, step.state, self.hidden, self.starts)
             for name in names:
-                buf, (actions, logp, value, _) = self.buffers[name], out[name]
+                buf, act = self.buffers[name], out[name]
                 h_actor, h_critic = self.hidden[name]
-                fields = dict(obs=step.group_obs[name], alive=step.group_alive[name], actions=_np(actions),
-                              logp=_np(logp), values=_np(value), h_actor=_np(h_actor), h_critic=_np(h_critic))
+                fields = dict(obs=step.group_obs[name], alive=step.group_alive[name], actions=_np(act.actions),
+                              logp=_np(act.logp), values=_np(act.value), h_actor=_np(h_actor), h_critic=_np(h_critic))
                 if step.group_avail[name] is not None:
                     fields["avail"] = step.group_avail[name]
                 buf.add(**fields)
             self.common.add(state=step.state, starts=self.starts)
-            step = env.step({name: _np(out[name][0]) for name in names})
+            step = env.step({name: _np(out[name].actions) for name in names})
             done = step.done
             t = self.common.t - 1
             self.common["terminated"][t] = step.terminated
@@ -129,11 +128,11 @@ class OnPolicyCollector:
                 buf["rewards"][t] = step.group_rewards[name]
                 buf["next_alive"][t] = np.where(done[:, None], step.final_group_alive[name], step.group_alive[name])
                 if truncated.size:
-                    h_critic = out[name][3][1]
+                    h_critic = out[name].hidden[1]
                     buf["final_values"][t, truncated] = _np(agent.value(
                         name, step.final_group_obs[name][truncated], step.final_state[truncated],
                         h_critic[truncated], np.zeros(truncated.size, dtype=bool)))
-            self.hidden = {name: out[name][3] for name in names}
+            self.hidden = {name: out[name].hidden for name in names}
             self.starts = done.copy()
             self.step = step
             on_step(env.n_envs, step.finished())
@@ -175,7 +174,7 @@ def _np(x: torch.Tensor) -> np.ndarray:
 class OnPolicyRunner:
     """One training iteration = collect `rollout_steps` vector steps, then update the agent on them."""
 
-    def __init__(self, agent, env: VecEnv, run: RunState) -> None:
+    def __init__(self, agent: ActorCriticAgent, env: VecEnv, run: RunState) -> None:
         cfg = agent.cfg
         self.agent = agent
         self.collector = OnPolicyCollector(agent, env, cfg.rollout_steps, cfg.gamma, cfg.gae_lambda, run)

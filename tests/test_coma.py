@@ -5,7 +5,7 @@ from hypothesis import strategies as st
 
 import envs
 from marl.algos.coma import COMA, COMAConfig, counterfactual_advantage, epsilon_floor_policy, td_lambda_returns
-from marl.episodes import EpisodeRunner
+from marl.episodes import OnPolicyEpisodeRunner
 from marl.evaluation import evaluate
 from tests.drive import drive
 
@@ -50,7 +50,7 @@ def test_coma_learns_the_signal_game():
     torch.manual_seed(0)
     venv = envs.make_vec("examples.custom_env:make_env", n_envs=8, seed=0)
     agent = COMA(venv.spec, COMAConfig(epsilon_anneal_steps=8000, max_episode_len=10))
-    drive(EpisodeRunner(agent, venv, agent.run), agent.run, 375)  # 24,000 env steps
+    drive(OnPolicyEpisodeRunner(agent, venv, agent.run), agent.run, 375)  # 24,000 env steps
     eval_env = envs.make_vec("examples.custom_env:make_env", n_envs=4)
     assert evaluate(agent, eval_env, 16, seed=3)["eval/return_mean"] > 12.0
 

@@ -9,8 +9,8 @@ import envs
 from core.buffers import EpisodeReplayBuffer
 from core.checkpoint import load_checkpoint
 from core.run_state import RunState
-from marl.algos.qmix import QMIXConfig, ValueDecomposition
-from marl.episodes import EpisodeRunner
+from marl.algos.value_decomposition import ValueDecomposition, ValueDecompositionConfig
+from marl.episodes import ReplayEpisodeRunner
 from marl.evaluation import evaluate
 from marl.mixers import QMixer
 from tests.drive import drive
@@ -48,9 +48,11 @@ def test_value_based_agents_learn_the_signal_game(mixer):
     """Episode return sums both agents: random play scores 2.2, a perfect team 20."""
     torch.manual_seed(0)
     venv = envs.make_vec("examples.custom_env:make_env", n_envs=8, seed=0)
-    cfg = QMIXConfig(mixer=mixer, epsilon_anneal_steps=3000, max_episode_len=10, target_update_interval=50)
+    cfg = ValueDecompositionConfig(
+        mixer=mixer, epsilon_anneal_steps=3000, max_episode_len=10, target_update_interval=50
+    )
     agent = ValueDecomposition(venv.spec, cfg)
-    drive(EpisodeRunner(agent, venv, agent.run), agent.run, 160)  # 10,240 env steps (seeds 0-4 of IQL and VDN
+    drive(ReplayEpisodeRunner(agent, venv, agent.run), agent.run, 160)  # 10,240 env steps (seeds 0-4 of IQL and VDN
     # end at 20/20 here, QMIX at 20 on four and 13.25 on one; at 5,120 steps they ranged over 10-20)
     eval_env = envs.make_vec("examples.custom_env:make_env", n_envs=4)
     assert evaluate(agent, eval_env, 16, seed=3)["eval/return_mean"] > 16.0
@@ -60,20 +62,21 @@ def test_value_based_agents_learn_the_signal_game(mixer):
 @given(st.integers(0, 10_000), st.floats(0.0, 1.0))
 def test_exploration_never_takes_unavailable_actions(seed, epsilon):
     venv = envs.make_vec("tests.toy_envs:make_death_env", n_envs=3, seed=seed)
-    cfg = QMIXConfig(epsilon_start=epsilon, epsilon_finish=epsilon, max_episode_len=6)
+    cfg = ValueDecompositionConfig(epsilon_start=epsilon, epsilon_finish=epsilon, max_episode_len=6)
     agent = ValueDecomposition(venv.spec, cfg, run=RunState(seed))
     step = venv.reset(seed=seed)
     for _ in range(6):
         out = agent.act(step.group_obs, step.group_avail, step.state, agent.initial_hidden(3), np.ones(3, bool))
-        actions = out["unit"][0].numpy()
+        actions = out["unit"].actions.numpy()
         assert np.take_along_axis(step.group_avail["unit"], actions[..., None], -1).all()
         step = venv.step({"unit": actions})
 
 
 def test_truncated_episodes_store_the_final_observation_and_not_terminated():
     venv = envs.make_vec("tests.toy_envs:make_death_env", n_envs=1, seed=0, lifetimes=(2, 100), max_steps=3)
-    agent = ValueDecomposition(venv.spec, QMIXConfig(max_episode_len=3, rollout_steps=3, learning_starts=99))
-    runner = EpisodeRunner(agent, venv, agent.run)
+    cfg = ValueDecompositionConfig(max_episode_len=3, rollout_steps=3, learning_starts=99)
+    agent = ValueDecomposition(venv.spec, cfg)
+    runner = ReplayEpisodeRunner(agent, venv, agent.run)
     drive(runner, agent.run, 1)
     buf = runner.buffer
     assert buf.size == 1 and buf.lengths[0] == 3

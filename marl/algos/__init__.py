@@ -6,29 +6,37 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.errors import UnknownNameError
+from core.trainer import Runner
 from marl.algos.coma import COMA, COMAConfig
 from marl.algos.mappo import MAPPO, MAPPOConfig
-from marl.algos.qmix import QMIXConfig, ValueDecomposition
-from marl.episodes import EpisodeRunner
+from marl.algos.value_decomposition import ValueDecomposition, ValueDecompositionConfig
+from marl.episodes import OnPolicyEpisodeRunner, ReplayEpisodeRunner
 from marl.onpolicy import OnPolicyRunner
 
 
 @dataclass(frozen=True)
 class AlgoEntry:
+    """An algorithm: its agent, its config class and the runner that collects its experience and trains it."""
+
     agent_class: type
     config_class: type
-    runner_class: Callable[..., Any]
+    runner_class: Callable[..., Runner]
     defaults: dict[str, Any] = field(default_factory=dict)  # config values that define this variant
     discrete_only: bool = False
+
+
+def _value_based(mixer: str) -> AlgoEntry:
+    return AlgoEntry(ValueDecomposition, ValueDecompositionConfig, ReplayEpisodeRunner, {"mixer": mixer},
+                     discrete_only=True)
 
 
 ALGOS: dict[str, AlgoEntry] = {
     "mappo": AlgoEntry(MAPPO, MAPPOConfig, OnPolicyRunner, {"critic_input": "state"}),
     "ippo": AlgoEntry(MAPPO, MAPPOConfig, OnPolicyRunner, {"critic_input": "obs"}),
-    "iql": AlgoEntry(ValueDecomposition, QMIXConfig, EpisodeRunner, {"mixer": "none"}, discrete_only=True),
-    "vdn": AlgoEntry(ValueDecomposition, QMIXConfig, EpisodeRunner, {"mixer": "vdn"}, discrete_only=True),
-    "qmix": AlgoEntry(ValueDecomposition, QMIXConfig, EpisodeRunner, {"mixer": "qmix"}, discrete_only=True),
-    "coma": AlgoEntry(COMA, COMAConfig, EpisodeRunner, discrete_only=True),
+    "iql": _value_based("none"),
+    "vdn": _value_based("vdn"),
+    "qmix": _value_based("qmix"),
+    "coma": AlgoEntry(COMA, COMAConfig, OnPolicyEpisodeRunner, discrete_only=True),
 }
 
 

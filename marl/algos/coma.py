@@ -11,6 +11,7 @@ on-policy: each update uses the freshest `batch_episodes` whole episodes.
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
@@ -23,7 +24,8 @@ from core.errors import UserError
 from core.nn import MultiLinear, set_lr
 from core.run_state import RunState
 from envs.spec import EnvSpec
-from marl.algos.qmix import EpsilonExploration, GroupQNet
+from marl.agent import EpisodeAgent, GroupAction, Hidden
+from marl.networks import GroupActionNet
 
 
 @dataclass
@@ -60,7 +62,9 @@ def epsilon_floor_policy(logits: torch.Tensor, avail: torch.Tensor, epsilon: flo
     return probs * avail
 
 
-def counterfactual_advantage(q: torch.Tensor, probs: torch.Tensor, actions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+def counterfactual_advantage(
+    q: torch.Tensor, probs: torch.Tensor, actions: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
     """COMA's advantage: Q(s, u)[u_a] - sum_u' pi(u') Q(s, (u^-a, u')); returns (advantage, baseline)."""
     baseline = (probs * q).sum(-1)
     taken = q.gather(-1, actions.unsqueeze(-1)).squeeze(-1)
@@ -82,7 +86,7 @@ def td_lambda_returns(rewards: torch.Tensor, continues: torch.Tensor, next_value
     return out
 
 
-class COMA(EpsilonExploration):
+class COMA(EpisodeAgent):
     """COMA for a single agent group (every SMAC map; PettingZoo envs whose agents share spaces)."""
 
     def __init__(self, spec: EnvSpec, cfg: COMAConfig, device: str | torch.device = "cpu",
@@ -93,7 +97,7 @@ class COMA(EpsilonExploration):
         self.spec, self.cfg, self.device = spec, cfg, torch.device(device)
         self.run = run or RunState()  # a training run passes its own (clock, seeded streams)
         self.group = g = spec.groups[0]
-        self.actor = GroupQNet(g, cfg).to(self.device)  # outputs action logits
+        self.actor = GroupActionNet(g, cfg).to(self.device)  # outputs action logits
         n, a = g.n_agents, g.n_actions
         critic_in = int(np.prod(spec.state_shape)) + int(np.prod(g.obs_shape)) + 2 * n * a + n
         self.critic = nn.Sequential(MultiLinear(1, critic_in, cfg.critic_hidden), nn.ReLU(),
@@ -104,10 +108,11 @@ class COMA(EpsilonExploration):
         self.critic_opt = torch.optim.Adam(self.critic.parameters(), lr=cfg.critic_lr)
         self.eye = torch.eye(n, device=self.device)
         self.critic_updates = 0
-        self.on_policy_episodes = cfg.batch_episodes  # the runner trains on exactly the fresh episodes
 
     @torch.no_grad()
-    def act(self, obs, avail, state, hidden, starts, deterministic: bool = False, with_value: bool = True) -> dict:
+    def act(self, obs: Mapping[str, np.ndarray], avail: Mapping[str, np.ndarray | None], state: np.ndarray,
+            hidden: Mapping[str, Hidden], starts: np.ndarray, deterministic: bool = False,
+            with_value: bool = True) -> dict[str, GroupAction]:
         name = self.group.name
         logits, h = self.actor(torch.as_tensor(obs[name], device=self.device)[None], hidden[name][0],
                                torch.as_tensor(starts, device=self.device)[None])
@@ -117,7 +122,7 @@ class COMA(EpsilonExploration):
         else:
             probs = epsilon_floor_policy(logits[0], mask, self.epsilon)
             actions = torch.distributions.Categorical(probs=probs, validate_args=False).sample()
-        return {name: (actions.cpu(), None, None, (h, h))}
+        return {name: GroupAction(actions.cpu(), (h, h))}
 
     # -- learning ---------------------------------------------------------------------------------------
     def _critic_inputs(self, obs: torch.Tensor, state: torch.Tensor, actions: torch.Tensor) -> torch.Tensor:

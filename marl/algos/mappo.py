@@ -7,6 +7,7 @@ or per-agent weights, MLP or GRU networks (trained on chunks of `chunk_len` step
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
@@ -19,6 +20,7 @@ from core.nn import set_lr
 from core.normalizers import RunningNormalizer
 from core.run_state import RunState
 from envs.spec import AgentGroup, EnvSpec
+from marl.agent import GroupAction, Hidden, zero_hidden
 from marl.distributions import DiagGaussian, MaskedCategorical
 from marl.networks import AgentInput, AgentNet
 from marl.onpolicy import RolloutBatch
@@ -104,7 +106,8 @@ class MAPPO:
         self.run = run or RunState()  # a training run passes its own (clock, seeded streams)
         self.cfg = cfg
         self.device = torch.device(device)
-        self.nets = nn.ModuleDict({g.name: GroupActorCritic(g, spec.state_shape, cfg) for g in spec.groups}).to(self.device)
+        nets = {g.name: GroupActorCritic(g, spec.state_shape, cfg) for g in spec.groups}
+        self.nets = nn.ModuleDict(nets).to(self.device)
         self.value_norm = nn.ModuleDict({g.name: RunningNormalizer() for g in spec.groups}).to(self.device)
         actor_params = [p for net in self.nets.values() for p in net.actor.parameters()]
         actor_params += [net.log_std for net in self.nets.values() if net.log_std is not None]
@@ -118,19 +121,17 @@ class MAPPO:
     def recurrent(self) -> bool:
         return self.cfg.policy == "gru"
 
-    def initial_hidden(self, n_envs: int) -> dict[str, tuple[torch.Tensor, torch.Tensor]]:
-        """Zero recurrent states per group: (actor, critic), each [n_envs, n_agents, rnn_hidden] (size 0 for MLPs)."""
-        size = self.cfg.rnn_hidden if self.recurrent else 0
-        return {g.name: (torch.zeros(n_envs, g.n_agents, size, device=self.device),
-                         torch.zeros(n_envs, g.n_agents, size, device=self.device)) for g in self.spec.groups}
+    def initial_hidden(self, n_envs: int) -> dict[str, Hidden]:
+        return zero_hidden(self.spec, n_envs, self.cfg.rnn_hidden if self.recurrent else 0, self.device)
 
     def _tensor(self, array: np.ndarray) -> torch.Tensor:
         return torch.as_tensor(array, device=self.device)
 
     @torch.no_grad()
-    def act(self, obs: dict[str, np.ndarray], avail: dict[str, np.ndarray | None], state: np.ndarray,
-            hidden: dict, starts: np.ndarray, deterministic: bool = False, with_value: bool = True) -> dict:
-        """One step for every group. Returns {group: (actions, logp, value, new_hidden)} (value None if skipped)."""
+    def act(self, obs: Mapping[str, np.ndarray], avail: Mapping[str, np.ndarray | None], state: np.ndarray,
+            hidden: Mapping[str, Hidden], starts: np.ndarray, deterministic: bool = False,
+            with_value: bool = True) -> dict[str, GroupAction]:
+        """One step for every group, with log-probabilities and (unless `with_value` is False) values."""
         starts_t = self._tensor(starts)[None]
         state_t = self._tensor(state)
         result = {}
@@ -145,7 +146,7 @@ class MAPPO:
             if with_value:
                 value, h_critic = net.critic(net.critic_input(obs_t, state_t)[None], h_critic, starts_t)
                 value = value[0, ..., 0]
-            result[name] = (actions, dist.log_prob(actions), value, (h_actor, h_critic))
+            result[name] = GroupAction(actions, (h_actor, h_critic), dist.log_prob(actions), value)
         return result
 
     @torch.no_grad()
@@ -264,7 +265,8 @@ def _value_loss(err: torch.Tensor, huber_delta: float) -> torch.Tensor:
 def _chunks(x: torch.Tensor, length: int) -> torch.Tensor:
     """[T, E, ...] -> [length, (T // length) * E, ...]: sequences of `length` consecutive steps."""
     t, e = x.shape[:2]
-    return x.reshape(t // length, length, e, *x.shape[2:]).transpose(0, 1).reshape(length, (t // length) * e, *x.shape[2:])
+    chunks = x.reshape(t // length, length, e, *x.shape[2:]).transpose(0, 1)
+    return chunks.reshape(length, (t // length) * e, *x.shape[2:])
 
 
 def _select_sequences(data: dict, idx: torch.Tensor) -> dict:

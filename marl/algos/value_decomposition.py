@@ -7,6 +7,7 @@ exploration over available actions annealed by env steps; dead agents are exclud
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
@@ -17,13 +18,15 @@ from torch import nn
 from core.config import NonNegativeInt, PositiveFloat, PositiveInt, Probability, Width, Widths
 from core.nn import set_lr
 from core.run_state import RunState
-from envs.spec import AgentGroup, EnvSpec
+from envs.spec import EnvSpec
+from marl.agent import EpisodeAgent, GroupAction, Hidden
+from marl.exploration import epsilon_greedy
 from marl.mixers import QMixer, VDNMixer
-from marl.networks import AgentInput, AgentNet
+from marl.networks import GroupActionNet
 
 
 @dataclass
-class QMIXConfig:
+class ValueDecompositionConfig:
     """Hyperparameters of IQL/VDN/QMIX (the --algo name sets `mixer`). Steps count env steps."""
 
     mixer: Literal["none", "vdn", "qmix"] = "qmix"
@@ -59,50 +62,14 @@ class QMIXConfig:
                 raise ValueError(f"{key} ({getattr(self, key)}) must not exceed buffer_size ({self.buffer_size})")
 
 
-class GroupQNet(nn.Module):
-    """Agent Q-network (or COMA's policy network) for one group: shared weights with agent-id one-hot, or
-    per-agent weights. `cfg` provides share_params, agent_id, hidden_sizes, policy, rnn_hidden, input_norm."""
-
-    def __init__(self, group: AgentGroup, cfg: QMIXConfig) -> None:
-        super().__init__()
-        self.group = group
-        heads = 1 if cfg.share_params else group.n_agents
-        self.inputs = AgentInput(group.n_agents, group.obs_shape,
-                                 use_id=cfg.share_params and cfg.agent_id and group.n_agents > 1)
-        self.net = AgentNet(heads, self.inputs.obs_dim + self.inputs.id_dim(), group.n_actions, cfg.hidden_sizes,
-                            recurrent=cfg.policy == "gru", rnn_hidden=cfg.rnn_hidden,
-                            input_norm=cfg.input_norm, out_gain=1.0)
-
-    def forward(self, obs: torch.Tensor, h0: torch.Tensor, starts: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
-        """obs [L, B, G, *obs_shape] -> outputs [L, B, G, n_actions] (Q-values or logits), last hidden."""
-        return self.net(self.inputs(obs), h0, starts)
-
-
-class EpsilonExploration:
-    """Mixin for recurrent agents that explore with an epsilon annealed by env steps (linearly from
-    epsilon_start to epsilon_finish over epsilon_anneal_steps). Needs self.cfg, self.spec, self.device and
-    self.run (the run's clock and random streams)."""
-
-    @property
-    def epsilon(self) -> float:
-        cfg = self.cfg
-        frac = min(self.run.clock.env_steps / max(cfg.epsilon_anneal_steps, 1), 1.0)
-        return cfg.epsilon_start + frac * (cfg.epsilon_finish - cfg.epsilon_start)
-
-    def initial_hidden(self, n_envs: int) -> dict:
-        """Recurrent states {group: (h, h)} of zeros [n_envs, n_agents, rnn_hidden] (size 0 for MLP agents)."""
-        size = self.cfg.rnn_hidden if self.cfg.policy == "gru" else 0
-        return {g.name: (torch.zeros(n_envs, g.n_agents, size, device=self.device),) * 2 for g in self.spec.groups}
-
-
-class ValueDecomposition(EpsilonExploration):
+class ValueDecomposition(EpisodeAgent):
     """IQL / VDN / QMIX agent over every (discrete) group of an env."""
 
-    def __init__(self, spec: EnvSpec, cfg: QMIXConfig, device: str | torch.device = "cpu",
+    def __init__(self, spec: EnvSpec, cfg: ValueDecompositionConfig, device: str | torch.device = "cpu",
                  run: RunState | None = None) -> None:
         self.spec, self.cfg, self.device = spec, cfg, torch.device(device)
         self.run = run or RunState()  # a training run passes its own (clock, seeded streams)
-        self.nets = nn.ModuleDict({g.name: GroupQNet(g, cfg) for g in spec.groups}).to(self.device)
+        self.nets = nn.ModuleDict({g.name: GroupActionNet(g, cfg) for g in spec.groups}).to(self.device)
         n_agents = sum(g.n_agents for g in spec.groups)
         state_dim = int(np.prod(spec.state_shape))
         mixer = {"none": None, "vdn": VDNMixer(),
@@ -116,20 +83,20 @@ class ValueDecomposition(EpsilonExploration):
         self.updates = 0
 
     @torch.no_grad()
-    def act(self, obs, avail, state, hidden, starts, deterministic: bool = False, with_value: bool = True) -> dict:
+    def act(self, obs: Mapping[str, np.ndarray], avail: Mapping[str, np.ndarray | None], state: np.ndarray,
+            hidden: Mapping[str, Hidden], starts: np.ndarray, deterministic: bool = False,
+            with_value: bool = True) -> dict[str, GroupAction]:
         """Greedy (deterministic) or epsilon-greedy actions over available actions, per group."""
         starts_t = torch.as_tensor(starts, device=self.device)[None]
         out = {}
         for name, net in self.nets.items():
             q, h = net(torch.as_tensor(obs[name], device=self.device)[None], hidden[name][0], starts_t)
-            mask = torch.as_tensor(avail[name], device=self.device)
+            avail_np = _avail(avail, name)
+            mask = torch.as_tensor(avail_np, device=self.device)
             actions = q[0].masked_fill(~mask, -torch.inf).argmax(-1).cpu().numpy()
             if not deterministic:
-                avail_np, rng = avail[name], self.run.rng("explore")
-                explore = rng.random(actions.shape) < self.epsilon
-                random_actions = np.argmax(rng.random(avail_np.shape) * avail_np, axis=-1)
-                actions = np.where(explore, random_actions, actions)
-            out[name] = (torch.as_tensor(actions), None, None, (h, h))
+                actions = epsilon_greedy(actions, avail_np, self.epsilon, self.run.rng("explore"))
+            out[name] = GroupAction(torch.as_tensor(actions), (h, h))
         return out
 
     # -- learning ---------------------------------------------------------------------------------------
@@ -208,3 +175,11 @@ class ValueDecomposition(EpsilonExploration):
         if self.mixer is not None:
             self.mixer.load_state_dict(state["mixer"])
             self.target_mixer.load_state_dict(state["target_mixer"])
+
+
+def _avail(avail: Mapping[str, np.ndarray | None], group: str) -> np.ndarray:
+    """A discrete group's action mask (every discrete group has one)."""
+    mask = avail[group]
+    if mask is None:
+        raise ValueError(f"group {group} has no action mask: value-based agents need Discrete actions")
+    return mask

@@ -1,0 +1,29 @@
+"""Epsilon exploration of the value-based agents and COMA: a linear schedule over env steps, and epsilon-greedy
+choice among the available actions."""
+from __future__ import annotations
+
+from typing import Protocol
+
+import numpy as np
+
+
+class EpsilonSchedule(Protocol):
+    """The config keys of a linear epsilon schedule (annealed by env steps)."""
+
+    epsilon_start: float
+    epsilon_finish: float
+    epsilon_anneal_steps: int
+
+
+def annealed_epsilon(cfg: EpsilonSchedule, env_steps: int) -> float:
+    """epsilon_start moving linearly to epsilon_finish over the first epsilon_anneal_steps env steps."""
+    frac = min(env_steps / max(cfg.epsilon_anneal_steps, 1), 1.0)
+    return cfg.epsilon_start + frac * (cfg.epsilon_finish - cfg.epsilon_start)
+
+
+def epsilon_greedy(greedy: np.ndarray, avail: np.ndarray, epsilon: float, rng: np.random.Generator) -> np.ndarray:
+    """`greedy` actions [...], each replaced with probability `epsilon` by a uniform choice among its available
+    actions (`avail` [..., n_actions] bool)."""
+    explore = rng.random(greedy.shape) < epsilon
+    random_actions = np.argmax(rng.random(avail.shape) * avail, axis=-1)  # argmax of noise = a uniform choice
+    return np.where(explore, random_actions, greedy)
