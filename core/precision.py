@@ -20,6 +20,17 @@ _PARALLEL_BODY = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 
 
 @contextmanager
+def torch_threads(n: int) -> Iterator[None]:
+    """torch's intra-op threads set to `n` inside the block, restored on exit."""
+    previous = torch.get_num_threads()
+    torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(previous)
+
+
+@contextmanager
 def training_float_modes(matmul_precision: str = "ieee") -> Iterator[None]:
     """Flush denormals and set the float32 matmul precision (one of MATMUL_PRECISIONS; TrainConfig
     validates it); both are restored on exit.
@@ -28,14 +39,19 @@ def training_float_modes(matmul_precision: str = "ieee") -> Iterator[None]:
     is a per-thread CPU mode that numpy obeys too, hence only while training, and on torch's intra-op worker
     threads as well as this one.
     """
-    previous = torch.backends.mkldnn.matmul.fp32_precision
+    previous, flushing = torch.backends.mkldnn.matmul.fp32_precision, flushes_denormals()
     set_flush_denormal_all_threads(True)
     torch.backends.mkldnn.matmul.fp32_precision = matmul_precision
     try:
         yield
     finally:
-        set_flush_denormal_all_threads(False)
+        set_flush_denormal_all_threads(flushing)
         torch.backends.mkldnn.matmul.fp32_precision = previous
+
+
+def flushes_denormals() -> bool:
+    """Whether this thread's CPU treats denormal floats as zero (what `torch.set_flush_denormal` turns on)."""
+    return bool(torch.tensor([1e-40], dtype=torch.float32).mul(1.0)[0] == 0.0)
 
 
 def set_flush_denormal_all_threads(on: bool) -> None:

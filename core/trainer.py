@@ -21,7 +21,7 @@ import torch
 
 from core import signals
 from core.builtin_callbacks import MetricsLogger, ProgressBar, StopOnTarget
-from core.callbacks import Callback, CallbackList, EpisodeStats, OnStep
+from core.callbacks import Callback, CallbackList
 from core.checkpoint import (
     PREFIX,
     checkpoint_dirs,
@@ -32,9 +32,10 @@ from core.checkpoint import (
     save_checkpoint,
 )
 from core.config import save_yaml, to_dict
+from core.episode_stats import EpisodeStats, OnStep
 from core.errors import Interrupted, NonFiniteError, RunError, UserError, describe_exception
 from core.logger import RunLogger
-from core.precision import training_float_modes
+from core.precision import torch_threads, training_float_modes
 from core.run_config import TrainConfig
 from core.run_state import Clock, RunState
 
@@ -46,6 +47,10 @@ class Stateful(Protocol):
     def state_dict(self) -> dict[str, Any]: ...
 
     def load_state_dict(self, state: dict[str, Any]) -> None: ...
+
+
+class Closeable(Protocol):
+    def close(self) -> None: ...
 
 
 class Runner(Stateful, Protocol):
@@ -80,8 +85,9 @@ class Trainer:
         self._watched: dict[str, torch.Tensor] | None = None  # the agent's float tensors (see _check_finite)
         self._iteration_end: int | None = None  # env steps at the end of the iteration running now
         self._save_requested = False  # a checkpoint asked for during an iteration, written at its end
-        self._threads = torch.get_num_threads()
-        torch.set_num_threads(train.torch_threads)
+        self.env: Closeable | None = None
+        self.eval_env: Closeable | None = None
+        self.logger: RunLogger | None = None
         self.run.seed_globals()
         try:
             self._build(device(train.device))
@@ -182,7 +188,7 @@ class Trainer:
         with signals.handled(), signals.deferred():
             try:
                 self.callbacks.on_train_start(self)
-                with training_float_modes(self.train_cfg.matmul_precision):
+                with torch_threads(self.train_cfg.torch_threads), training_float_modes(self.train_cfg.matmul_precision):
                     self._loop()
                     self.wall_s = time.perf_counter() - start
                     if signals.pending() is None and self._eval_step != self.env_steps:
@@ -307,17 +313,12 @@ class Trainer:
                   "(not bit-exact)", flush=True)
 
     def close(self) -> None:
-        for name in ("env", "eval_env"):
-            env = getattr(self, name, None)
+        for env in (self.env, self.eval_env):
             if env is not None:
-                try:
+                with contextlib.suppress(Exception):  # closing after a failure must not hide it
                     env.close()
-                except Exception:  # closing after a failure must not hide it
-                    pass
-        logger = getattr(self, "logger", None)
-        if logger is not None:
-            logger.close()
-        torch.set_num_threads(self._threads)
+        if self.logger is not None:
+            self.logger.close()
 
 
 def _crossed(env_steps: int, step: int, interval: int) -> bool:
