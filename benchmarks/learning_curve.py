@@ -30,10 +30,12 @@ from single_agent.vec_env import TransitionVecEnv
 
 def random_baseline(algo: str, env: str, config: dict, seed: int) -> dict[str, float]:
     """The random policy on the run's eval envs and seeds."""
-    n_envs, episodes = min(config["train"]["eval_envs"], config["train"]["eval_episodes"]), config["train"]["eval_episodes"]
+    episodes = config["train"]["eval_episodes"]
+    n_envs = min(config["train"]["eval_envs"], episodes)
     if algo in SINGLE_AGENT_ALGOS:
         eval_env = TransitionVecEnv(env, n_envs, **config["env"])
-        return evaluate_single(RandomPolicy(eval_env.action_space, seed), eval_env, episodes, seed=seed + EVAL_SEED_OFFSET)
+        policy = RandomPolicy(eval_env.action_space, seed)
+        return evaluate_single(policy, eval_env, episodes, seed=seed + EVAL_SEED_OFFSET)
     eval_env = envs.make_vec(env, n_envs, **config["env"])
     return evaluate(RandomAgent(eval_env.spec, seed=seed), eval_env, episodes, seed=seed + EVAL_SEED_OFFSET)
 

@@ -10,6 +10,7 @@ read as YAML 1.2 reads them, in files and overrides alike: `3e-4` is a float, `0
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 import numbers
 import re
@@ -76,7 +77,7 @@ class NetworkFits(Constraint):
     the memory available. Inputs and outputs count as one unit, so this is a lower bound: what fits passes."""
 
     def check(self, value: Any, key: str) -> None:
-        weights = sum(a * b for a, b in zip(value, value[1:])) + value[0] + value[-1]
+        weights = sum(a * b for a, b in itertools.pairwise(value)) + value[0] + value[-1]
         free = available_memory()
         if free is not None and 16 * weights > free:
             raise ConfigError(f"{key} ({len(value)} layers up to {max(value)} units wide) makes networks of at least "

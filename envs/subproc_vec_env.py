@@ -8,6 +8,7 @@ waited on forever. Workers ignore SIGINT/SIGTERM: the parent stops the run and c
 """
 from __future__ import annotations
 
+import contextlib
 import multiprocessing as mp
 import signal
 import time
@@ -122,12 +123,10 @@ class SubprocVecEnv(VecEnv):
             return
         self._closed = True
         if graceful:
-            for conn, proc in zip(self._conns, self._procs):
+            for conn, proc in zip(self._conns, self._procs, strict=True):
                 if proc.is_alive():
-                    try:
+                    with contextlib.suppress(BrokenPipeError, OSError):
                         conn.send(("close", None))
-                    except (BrokenPipeError, OSError):
-                        pass
             for proc in self._procs:
                 proc.join(timeout=5)
         for proc in self._procs:  # workers ignore SIGTERM, and a stopped (SIGSTOP) one would not act on it
@@ -169,9 +168,7 @@ def _worker(index: int, factory: Callable[[], object], name: str, raw: Mapping[s
     except EOFError:  # parent went away
         return
     except BaseException as exc:  # report everything else to the parent
-        try:
-            # the project's own errors (env contract checks) name what is wrong; a user's also where it raised
-            conn.send(("error", f"{type(exc).__name__}: {exc}" if isinstance(exc, ConcertoError)
-                       else describe_exception(exc)))
-        except (BrokenPipeError, OSError):
-            pass
+        # the project's own errors (env contract checks) name what is wrong; a user's also where it raised
+        message = f"{type(exc).__name__}: {exc}" if isinstance(exc, ConcertoError) else describe_exception(exc)
+        with contextlib.suppress(BrokenPipeError, OSError):
+            conn.send(("error", message))

@@ -68,7 +68,7 @@ def test_a_callback_can_stop_training_and_targets_stop_it(tmp_path):
 
 def test_load_callback_from_module_and_entry_point(monkeypatch):
     assert isinstance(load_callback("examples.callback_plugin:BestReturnTracker"), BestReturnTracker)
-    with pytest.raises(UserError, match="not a subclass of core.callbacks.Callback"):
+    with pytest.raises(UserError, match=r"not a subclass of core\.callbacks\.Callback"):
         load_callback("pathlib:Path")
     with pytest.raises(UserError, match="has no attribute"):
         load_callback("examples.callback_plugin:Nope")

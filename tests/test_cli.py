@@ -21,7 +21,10 @@ def cli(*args, cwd=ROOT, prelude=""):
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--algo", "nope", "--env", "mpe_simple_spread"], "unknown algorithm 'nope'; valid algorithms: coma, ippo, iql, mappo, qmix, vdn"),
+    (
+        ["--algo", "nope", "--env", "mpe_simple_spread"],
+        "unknown algorithm 'nope'; valid algorithms: coma, ippo, iql, mappo, qmix, vdn",
+    ),
     (["--algo", "mappo", "--env", "nope"], "unknown env 'nope'; registered envs: "),
     (["--algo", "mappo", "--env", "mpe_simple_spread", "lrr=1"], "unknown override key 'lrr'"),
     (["--algo", "mappo", "--env", "mpe_simple_spread", "algo.lrr=1"], "unknown key algo.lrr; valid keys: "),

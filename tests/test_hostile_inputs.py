@@ -367,7 +367,11 @@ CASES = [
     (M, [*SPREAD, "algo.rnn_hidden=1e9"], "algo.rnn_hidden must be in [1, 8192], got 1000000000"),
     (M, [*SPREAD, f"algo.hidden_sizes=[{', '.join(['8192'] * 4000)}]"], "(4000 layers up to 8192 units wide) makes "
                                                                           "networks of at least 3.9 TiB"),
-    (S, ["--algo", "sac", "--env", "Pendulum-v1", *QUICK, "algo.n_critics=1000000"], "algo.n_critics must be in [1, 64]"),
+    (
+        S,
+        ["--algo", "sac", "--env", "Pendulum-v1", *QUICK, "algo.n_critics=1000000"],
+        "algo.n_critics must be in [1, 64]",
+    ),
     (M, [*SPREAD, "algo.rollout_steps=1000000000000"], "rollout buffer would need"),
     (M, [*QMIX, "algo.buffer_size=1000000000000"], "episode replay buffer would need"),
     (M, [*QMIX, "algo.max_episode_len=1000000000000", "algo.buffer_size=1000"], "lower algo.buffer_size or algo.max_"),

@@ -30,7 +30,7 @@ def assert_same_state(a, b, path="state"):
             assert_same_state(a[key], b[key], f"{path}.{key}")
     elif isinstance(a, (list, tuple)):
         assert len(a) == len(b), path
-        for i, (x, y) in enumerate(zip(a, b)):
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
             assert_same_state(x, y, f"{path}[{i}]")
     elif isinstance(a, torch.Tensor):
         assert torch.equal(a, b), path
@@ -259,7 +259,8 @@ SINGLE = ["--algo", "dqn", "--env", "tests.fault_envs:ConcertoFaulty-v0", "--no-
 
 @pytest.mark.parametrize("vec", ["sync", "subproc"])
 def test_single_agent_nan_reward_and_env_errors_are_one_line(vec, tmp_path, capsys):
-    assert single_main([*SINGLE, "--vec", vec, "env.fault=nan_reward", "env.fault_at=120", "--logdir", str(tmp_path)]) == 1
+    argv = [*SINGLE, "--vec", vec, "env.fault=nan_reward", "env.fault_at=120", "--logdir", str(tmp_path)]
+    assert single_main(argv) == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "env 0 returned a non-finite reward (nan)" in err[0], err
     assert "last good checkpoint: " in err[0] and "step-000000200" in err[0]

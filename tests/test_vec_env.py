@@ -113,7 +113,7 @@ def test_subproc_matches_sync():
 
 
 def test_worker_exception_reaches_parent_with_env_index_and_the_users_line():
-    factories = [death_factory()] + [death_factory(fail_at=2)] + [death_factory()]
+    factories = [death_factory(), death_factory(fail_at=2), death_factory()]
     venv = SubprocVecEnv(factories, name="death")
     venv.reset(seed=0)
     venv.step(zero_actions(venv))
@@ -147,9 +147,10 @@ def test_registry_register_make_and_errors():
     np.testing.assert_array_equal(step.obs["unit_0"][:, 2], [1, 2])
     assert envs.make("death_test_env").max_steps == 3
     assert envs.make("death_test_env", max_steps=9).max_steps == 9
-    with pytest.raises(UnknownNameError, match="registered envs: .*mpe_simple_spread"):
+    with pytest.raises(UnknownNameError, match=r"registered envs: .*mpe_simple_spread"):
         envs.make("no_such_env")
-    with pytest.raises(UserError, match="does not accept colour; valid options: lifetimes, max_steps, fail_at, crash_at"):
+    expected = "does not accept colour; valid options: lifetimes, max_steps, fail_at, crash_at"
+    with pytest.raises(UserError, match=expected):
         envs.make("death_test_env", colour=1)
     with pytest.raises(UserError, match="cannot import"):
         envs.make("no_such_module_xyz:make")

@@ -17,7 +17,9 @@ class EpisodeReplayBuffer(ReplayBuffer):
 
     def __init__(self, capacity: int, max_len: int,
                  fields: Mapping[str, tuple[tuple[int, ...], np.dtype, bool]]) -> None:
-        layout = {name: ((max_len + int(per_state), *shape), dtype) for name, (shape, dtype, per_state) in fields.items()}
+        layout = {
+            name: ((max_len + int(per_state), *shape), dtype) for name, (shape, dtype, per_state) in fields.items()
+        }
         super().__init__(capacity, {**layout, "lengths": ((), np.int64)}, "episode replay buffer",
                          "lower algo.buffer_size or algo.max_episode_len")
         self.max_len = max_len
