@@ -2,11 +2,13 @@
 from __future__ import annotations
 
 import math
+from typing import Literal
 
 import torch
 from torch import nn
 
-ACTIVATIONS = {"relu": nn.ReLU, "tanh": nn.Tanh}
+Activation = Literal["relu", "tanh"]  # the hidden-layer activations a config may name
+ACTIVATIONS: dict[Activation, type[nn.Module]] = {"relu": nn.ReLU, "tanh": nn.Tanh}
 
 
 class MultiLinear(nn.Module):

@@ -9,16 +9,14 @@ from collections.abc import Sequence
 import torch
 from torch import nn
 
-from core.nn import ACTIVATIONS, MultiLinear
+from core.nn import ACTIVATIONS, Activation, MultiLinear
 
 LOG_STD_MIN, LOG_STD_MAX = -20.0, 2.0
 
 
-def mlp(in_dim: int, hidden: Sequence[int], out_dim: int, activation: str = "relu",
+def mlp(in_dim: int, hidden: Sequence[int], out_dim: int, activation: Activation = "relu",
         out_gain: float | None = None) -> nn.Sequential:
     """Linear layers with `activation` between them; `out_gain` orthogonally initialises the last layer."""
-    if activation not in ACTIVATIONS:
-        raise ValueError(f"unknown activation {activation!r}; valid: {', '.join(ACTIVATIONS)}")
     layers: list[nn.Module] = []
     for width in hidden:
         layers += [nn.Linear(in_dim, width), ACTIVATIONS[activation]()]

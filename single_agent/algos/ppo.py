@@ -3,7 +3,7 @@ MLPs; Categorical policies for Discrete actions, diagonal Gaussians (state-indep
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import torch
@@ -12,6 +12,7 @@ from torch import nn
 from torch.distributions import Categorical, Normal
 
 from core.config import NonNegativeFloat, PositiveFloat, PositiveInt, Probability, WidthList
+from core.nn import Activation
 from core.run_state import RunState
 from single_agent.agent import Agent, adam
 from single_agent.networks import mlp
@@ -34,7 +35,7 @@ class PPOConfig:
     max_grad_norm: PositiveFloat = 0.5
     normalize_advantage: bool = True
     hidden_sizes: WidthList = field(default_factory=lambda: [64, 64])
-    activation: Literal["relu", "tanh"] = "tanh"
+    activation: Activation = "tanh"
     log_std_init: float = 0.0
 
 
