@@ -1,5 +1,8 @@
 """The built-in SMAC simulator: sizes, obs/state/avail/reward semantics, faces, determinism, bad input."""
 import functools
+import json
+import math
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -300,9 +303,19 @@ def test_render_frames_and_gif(tmp_path):
 
 
 def test_mappo_trains_on_smac_3m(tmp_path):
+    """The CLI path end to end on the simulator: the budget is spent, the evaluation is real, the run dir whole."""
     from marl.cli import main
+    summary_path = tmp_path / "summary.json"
     assert main(["--algo", "mappo", "--env", "smac_3m", "--steps", "2000", "--n-envs", "8", "--no-progress",
-                 "--logdir", str(tmp_path), "rollout_steps=50", "ppo_epochs=1", "train.eval_episodes=4"]) == 0
+                 "--logdir", str(tmp_path), "--summary-json", str(summary_path), "rollout_steps=50", "ppo_epochs=1",
+                 "train.eval_episodes=4"]) == 0
+    summary = json.loads(summary_path.read_text())
+    assert summary["env_steps"] == 2000  # 5 rollouts of 50 vector steps x 8 envs
+    assert 0.0 <= summary["eval_win_rate"] <= 1.0 and math.isfinite(summary["eval_return_mean"])
+    run_dir = Path(summary["run_dir"])
+    assert (run_dir / "config.yaml").is_file() and (run_dir / "metrics.csv").is_file()
+    tags = {line.split(",")[2] for line in (run_dir / "metrics.csv").read_text().splitlines()[1:]}
+    assert {"loss/policy", "loss/value", "loss/entropy"} <= tags
 
 
 def test_smacv2_names_without_the_package_give_one_line_exit_2(tmp_path):
