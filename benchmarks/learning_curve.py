@@ -33,9 +33,9 @@ def random_baseline(algo: str, env: str, config: dict, seed: int) -> dict[str, f
     episodes = config["train"]["eval_episodes"]
     n_envs = min(config["train"]["eval_envs"], episodes)
     if algo in SINGLE_AGENT_ALGOS:
-        eval_env = TransitionVecEnv(env, n_envs, **config["env"])
-        policy = RandomPolicy(eval_env.action_space, seed)
-        return evaluate_single(policy, eval_env, episodes, seed=seed + EVAL_SEED_OFFSET)
+        single_env = TransitionVecEnv(env, n_envs, **config["env"])
+        policy = RandomPolicy(single_env.action_space, seed)
+        return evaluate_single(policy, single_env, episodes, seed=seed + EVAL_SEED_OFFSET)
     eval_env = envs.make_vec(env, n_envs, **config["env"])
     return evaluate(RandomAgent(eval_env.spec, seed=seed), eval_env, episodes, seed=seed + EVAL_SEED_OFFSET)
 
@@ -66,8 +66,9 @@ def main() -> None:
         win = row.get("eval/win_rate")
         print(f"| {step:,} | {float(row['wall_s']):.0f} | {float(row['eval/return_mean']):.2f} | "
               f"{'-' if win is None else f'{float(win):.2f}'} |")
-    win = random.get("eval/win_rate")
-    print(f"| random policy | - | {random['eval/return_mean']:.2f} | {'-' if win is None else f'{win:.2f}'} |")
+    random_win = random.get("eval/win_rate")
+    print(f"| random policy | - | {random['eval/return_mean']:.2f} | "
+          f"{'-' if random_win is None else f'{random_win:.2f}'} |")
     print(f"final_eval_return={summary['eval_return_mean']:.3f} random_return={random['eval/return_mean']:.3f}")
 
 

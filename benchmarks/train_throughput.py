@@ -20,6 +20,8 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import envs
+from core.episode_stats import EpisodeStats
+from core.run_state import RunState
 from marl.algos.mappo import MAPPO, MAPPOConfig
 from marl.onpolicy import OnPolicyRunner
 
@@ -44,10 +46,10 @@ def train_rate(name: str, n_envs: int, steps: int, vec: str, threads: int) -> fl
     torch.manual_seed(0)
     venv = envs.make_vec(name, n_envs, vec=vec, seed=0)
     try:
-        runner = OnPolicyRunner(MAPPO(venv.spec, MAPPOConfig()), venv, seed=0)
+        runner = OnPolicyRunner(MAPPO(venv.spec, MAPPOConfig()), venv, RunState(seed=0))
         counted = 0
 
-        def count(n: int, finished) -> None:
+        def count(n: int, finished: EpisodeStats | None) -> None:
             nonlocal counted
             counted += n
 

@@ -31,7 +31,7 @@ class ProgressBar(Callback):
                         dynamic_ncols=True, disable=self.disable, desc="train")
 
     def on_step(self, trainer: Trainer, n_env_steps: int) -> None:
-        self.bar.update(n_env_steps)
+        self._started().update(n_env_steps)
 
     def on_episode_end(self, trainer: Trainer, episodes: EpisodeStats) -> None:
         self._returns = np.concatenate([self._returns, episodes.returns])[-self.window:]
@@ -42,18 +42,23 @@ class ProgressBar(Callback):
             self._postfix["return"] = f"{self._returns.mean():.3g}"
             if not np.isnan(self._wins).all():
                 self._postfix["win"] = f"{np.nanmean(self._wins):.2f}"
-        self.bar.set_postfix(self._postfix, refresh=False)
+        self._started().set_postfix(self._postfix, refresh=False)
 
     def on_eval_end(self, trainer: Trainer, metrics: Mapping[str, float]) -> None:
         for key, label in (("eval/return_mean", "eval_return"), ("eval/win_rate", "eval_win")):
             value = metrics.get(key)
             if value is not None and math.isfinite(value):
                 self._postfix[label] = f"{value:.3g}"
-        self.bar.set_postfix(self._postfix, refresh=False)
+        self._started().set_postfix(self._postfix, refresh=False)
 
     def on_train_end(self, trainer: Trainer) -> None:
         if self.bar is not None:
             self.bar.close()
+
+    def _started(self) -> tqdm:
+        """The bar, which on_train_start creates."""
+        assert self.bar is not None, "ProgressBar hook called before on_train_start"
+        return self.bar
 
 
 class MetricsLogger(Callback):

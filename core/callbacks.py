@@ -24,10 +24,16 @@ ENTRY_POINT_GROUP = "concerto.callbacks"
 class Trainer(Protocol):
     """What a callback may use from the object driving training."""
 
-    env_steps: int
-    total_steps: int
-    updates: int
     run_dir: Path
+
+    @property
+    def env_steps(self) -> int: ...
+
+    @property
+    def total_steps(self) -> int: ...
+
+    @property
+    def updates(self) -> int: ...
 
     def request_stop(self, reason: str) -> None: ...
 

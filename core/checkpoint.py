@@ -75,7 +75,8 @@ def save_checkpoint(path: str | Path, state: Mapping[str, Any], metadata: Mappin
     try:
         tree, arrays = split_arrays(dict(state))
         torch.save(tree, tmp / TENSORS)
-        np.savez(tmp / ARRAYS, **{key.lstrip("/"): value for key, value in arrays.items()})
+        # allow_pickle given (its default) so that no array key can be taken for it
+        np.savez(tmp / ARRAYS, allow_pickle=True, **{key.lstrip("/"): value for key, value in arrays.items()})
         (tmp / METADATA).write_text(json.dumps({"format": FORMAT, **metadata}, indent=2, default=_json_default))
         for name in (TENSORS, ARRAYS, METADATA):
             _fsync(tmp / name)

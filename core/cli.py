@@ -12,7 +12,7 @@ import math
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from core import signals
 from core.callbacks import load_callback
@@ -33,7 +33,7 @@ AlgoLookup = Callable[[str], tuple[type, dict[str, Any]]]  # algo name -> (confi
 class Parser(argparse.ArgumentParser):
     """argparse that reports bad usage as one line (exit status 2)."""
 
-    def error(self, message: str) -> None:
+    def error(self, message: str) -> NoReturn:
         raise UserError(message)
 
 

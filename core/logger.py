@@ -44,7 +44,8 @@ class RunLogger:
         """Record hyperparameters (scalars and strings) in TensorBoard's HParams tab, in this run's file."""
         flat = {k: v if isinstance(v, (int, float, str, bool)) else str(v) for k, v in params.items()}
         for summary in hparams(flat, dict(metrics)):
-            self.writer.file_writer.add_summary(summary)
+            # torch types file_writer as None (its __init__ value before _get_file_writer sets it)
+            self.writer.file_writer.add_summary(summary)  # type: ignore[attr-defined]
 
     def flush(self) -> None:
         self.writer.flush()

@@ -11,6 +11,10 @@ class RunningNormalizer(nn.Module):
     Statistics are buffers, so they travel in `state_dict()` and checkpoints.
     """
 
+    mean: torch.Tensor
+    var: torch.Tensor
+    count: torch.Tensor
+
     def __init__(self, shape: tuple[int, ...] = (), eps: float = 1e-5, clip: float | None = None) -> None:
         super().__init__()
         self.register_buffer("mean", torch.zeros(shape, dtype=torch.float64))

@@ -39,14 +39,16 @@ def training_float_modes(matmul_precision: str = "ieee") -> Iterator[None]:
     is a per-thread CPU mode that numpy obeys too, hence only while training, and on torch's intra-op worker
     threads as well as this one.
     """
-    previous, flushing = torch.backends.mkldnn.matmul.fp32_precision, flushes_denormals()
+    # set by torch's module wrapper at import, missing from torch's type hints
+    matmul = torch.backends.mkldnn.matmul  # type: ignore[attr-defined]
+    previous, flushing = matmul.fp32_precision, flushes_denormals()
     set_flush_denormal_all_threads(True)
-    torch.backends.mkldnn.matmul.fp32_precision = matmul_precision
+    matmul.fp32_precision = matmul_precision
     try:
         yield
     finally:
         set_flush_denormal_all_threads(flushing)
-        torch.backends.mkldnn.matmul.fp32_precision = previous
+        matmul.fp32_precision = previous
 
 
 def flushes_denormals() -> bool:

@@ -90,7 +90,8 @@ def resolve_config(
     """Merge every layer and validate it into (TrainConfig, algo config, env kwargs).
 
     `algo_defaults` are the values that define the variant `algo` names (the registry's `defaults`: `--algo vdn`
-    is QMIXConfig with mixer=vdn); a layer that changes one is refused rather than running another algorithm.
+    is ValueDecompositionConfig with mixer=vdn); a layer that changes one is refused rather than running another
+    algorithm.
     """
     merged: dict[str, Any] = {"train": {}, "algo": dict(algo_defaults or {}), "env": {}}
     safe_env = env.replace(":", "_").replace(".", "_")
@@ -103,7 +104,7 @@ def resolve_config(
     merged = merge(merged, {"train": {k: v for k, v in (cli_train or {}).items() if v is not None}})
     merged = merge(merged, _route_overrides(parse_overrides(overrides or []), algo_config_cls))
     train = from_dict(TrainConfig, merged["train"], "train")
-    algo_cfg = from_dict(algo_config_cls, merged["algo"], "algo")
+    algo_cfg: Any = from_dict(algo_config_cls, merged["algo"], "algo")  # an instance of algo_config_cls
     for key, fixed in (algo_defaults or {}).items():
         if getattr(algo_cfg, key) != fixed:
             raise ConfigError(f"--algo {algo} fixes algo.{key} to {fixed!r}, got {getattr(algo_cfg, key)!r}; "

@@ -70,6 +70,8 @@ class Runner(Stateful, Protocol):
 class Trainer:
     """Builds a run from validated configs and runs it; see `train`. Subclasses implement the hooks below."""
 
+    agent: Stateful  # created by `_build`; a subclass may declare its own agent type
+
     def __init__(self, algo: str, env: str, train: TrainConfig, algo_cfg: Any, env_kwargs: dict[str, Any],
                  run_dir: Path, callbacks: Iterable[Callback] = (), resume: str | Path | None = None) -> None:
         self.algo_name, self.env_name = algo, env
@@ -288,6 +290,7 @@ class Trainer:
         return "no checkpoint was written"
 
     def _close_callbacks(self) -> None:
+        assert self.logger is not None, "the constructor creates the logger"
         try:
             self.callbacks.on_train_end(self)
         finally:

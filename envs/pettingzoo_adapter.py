@@ -61,7 +61,7 @@ class PettingZooAdapter:
         self._masked_obs: set[str] = set()
         obs_shapes: dict[str, tuple[int, ...]] = {}
         self._low_high: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-        action_spaces = {}
+        action_spaces: dict[str, spaces.Discrete | spaces.Box] = {}
         for agent in agents:
             space = env.observation_space(agent)
             if isinstance(space, spaces.Dict) and "observation" in space.spaces and "action_mask" in space.spaces:
@@ -71,9 +71,9 @@ class PettingZooAdapter:
                 raise EnvContractError(f"env {self.name}: agent {agent} has observation space {space}; only Box "
                                        "is supported")
             obs_shapes[agent] = tuple(space.shape)
-            action_spaces[agent] = check_action_space(agent, env.action_space(agent))
-            if isinstance(action_spaces[agent], spaces.Box):
-                self._low_high[agent] = (action_spaces[agent].low, action_spaces[agent].high)
+            action_space = action_spaces[agent] = check_action_space(agent, env.action_space(agent))
+            if isinstance(action_space, spaces.Box):
+                self._low_high[agent] = (action_space.low, action_space.high)
         groups = group_agents(agents, obs_shapes, action_spaces)
         self._state_fn, state = self._find_state(env)
         state_shape = ((sum(int(np.prod(g.obs_shape)) * g.n_agents for g in groups),) if state is None

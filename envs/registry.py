@@ -144,7 +144,7 @@ def _param_hints(factory: Callable[..., Any]) -> dict[str, Any]:
     target: Any = factory
     while isinstance(target, functools.partial):
         target = target.func
-    if isinstance(target, type):
+    if inspect.isclass(target):
         target = target.__init__
     try:
         return typing.get_type_hints(inspect.unwrap(target), include_extras=True)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -35,13 +36,15 @@ class AgentGroup:
     @property
     def n_actions(self) -> int:
         """Number of discrete actions, or the flat size of a Box action."""
-        if self.discrete:
-            return int(self.action_space.n)
-        return int(np.prod(self.action_space.shape))
+        space = self.action_space
+        if isinstance(space, spaces.Discrete):
+            return int(space.n)
+        return int(np.prod(space.shape))
 
     @property
     def action_shape(self) -> tuple[int, ...]:
-        return () if self.discrete else tuple(self.action_space.shape)
+        space = self.action_space
+        return () if isinstance(space, spaces.Discrete) else tuple(space.shape)
 
     @property
     def action_dtype(self) -> type:
@@ -95,7 +98,7 @@ def check_action_space(agent: str, space: spaces.Space) -> spaces.Discrete | spa
 def group_agents(
     agents: tuple[str, ...],
     obs_shapes: dict[str, tuple[int, ...]],
-    action_spaces: dict[str, spaces.Space],
+    action_spaces: Mapping[str, spaces.Discrete | spaces.Box],
 ) -> tuple[AgentGroup, ...]:
     """Group agents whose obs shape and action space are identical, keeping first-appearance order.
 
@@ -118,7 +121,7 @@ def group_agents(
     return tuple(groups)
 
 
-def _space_key(space: spaces.Space) -> tuple:
+def _space_key(space: spaces.Discrete | spaces.Box) -> tuple:
     if isinstance(space, spaces.Discrete):
         return ("discrete", int(space.n))
     return ("box", tuple(space.shape), space.low.tobytes(), space.high.tobytes())

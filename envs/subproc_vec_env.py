@@ -9,11 +9,14 @@ waited on forever. Workers ignore SIGINT/SIGTERM: the parent stops the run and c
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import multiprocessing as mp
 import signal
 import time
 from collections.abc import Callable, Mapping, Sequence
 from multiprocessing.connection import Connection, wait
+from multiprocessing.process import BaseProcess
+from typing import NoReturn
 
 import numpy as np
 
@@ -24,6 +27,8 @@ from envs.sync_vec_env import row_views
 from envs.vec_env import VecEnv, VecStep, array_layout
 
 POLL_S = 0.25  # how often a wait for workers looks at the clock and at stop requests
+
+SharedBytes = ctypes.Array[ctypes.c_byte]  # a shared-memory RawArray("b", n)
 
 
 class SubprocVecEnv(VecEnv):
@@ -46,11 +51,12 @@ class SubprocVecEnv(VecEnv):
         self._actions = {g.name: self.arrays[f"actions/{g.name}"] for g in self.spec.groups}
         self._step = VecStep(self.spec, self.arrays)
         self._conns: list[Connection] = []
-        self._procs: list[mp.Process] = []
+        self._procs: list[BaseProcess] = []
         for i, factory in enumerate(factories):
             parent, child = ctx.Pipe()
-            proc = ctx.Process(target=_worker, args=(i, factory, name, raw, layout, child), daemon=True,
-                               name=f"concerto-env-{i}")
+            # typeshed types get_context(str) as BaseContext, without Process; every start method's context has it
+            proc: BaseProcess = ctx.Process(  # type: ignore[attr-defined]
+                target=_worker, args=(i, factory, name, raw, layout, child), daemon=True, name=f"concerto-env-{i}")
             proc.start()
             child.close()
             self._conns.append(parent)
@@ -94,27 +100,27 @@ class SubprocVecEnv(VecEnv):
                 raise EnvWorkerError(f"env {late} did not answer within train.worker_timeout_s="
                                      f"{self.worker_timeout_s:g} s while {doing}")
             for obj in ready:
-                if obj in sentinels:
+                if isinstance(obj, int):  # a process sentinel (connections are objects): that worker exited
                     i = sentinels[obj]
                     if i in pending and not pending[i].poll():
                         self._died(i)
                     continue
-                i = self._conns.index(obj)
+                i = next(j for j, conn in enumerate(self._conns) if conn is obj)
                 if i not in pending:
                     continue
                 try:
-                    status, payload = obj.recv()
+                    status, payload = self._conns[i].recv()
                 except (EOFError, OSError):
                     self._died(i)
                 if status == "error":
                     self._fail(f"env {i} raised {payload} while {doing}")
                 del pending[i]
 
-    def _died(self, index: int) -> None:
+    def _died(self, index: int) -> NoReturn:
         self._procs[index].join(timeout=1)
         self._fail(f"env {index}: worker process died (exit code {self._procs[index].exitcode})")
 
-    def _fail(self, message: str) -> None:
+    def _fail(self, message: str) -> NoReturn:
         self.close(graceful=False)
         raise EnvWorkerError(message)
 
@@ -141,12 +147,13 @@ class SubprocVecEnv(VecEnv):
             self.close(graceful=False)
 
 
-def _views(raw: Mapping[str, object], layout: Mapping[str, tuple[tuple[int, ...], np.dtype]]) -> dict[str, np.ndarray]:
-    return {k: np.frombuffer(raw[k], dtype=dtype, count=int(np.prod(shape))).reshape(shape)
+def _views(raw: Mapping[str, SharedBytes],
+           layout: Mapping[str, tuple[tuple[int, ...], np.dtype]]) -> dict[str, np.ndarray]:
+    return {k: np.frombuffer(memoryview(raw[k]), dtype=dtype, count=int(np.prod(shape))).reshape(shape)
             for k, (shape, dtype) in layout.items()}
 
 
-def _worker(index: int, factory: Callable[[], object], name: str, raw: Mapping[str, object],
+def _worker(index: int, factory: Callable[[], object], name: str, raw: Mapping[str, SharedBytes],
             layout: Mapping[str, tuple[tuple[int, ...], np.dtype]], conn: Connection) -> None:
     """Worker loop: build the env, then serve reset/step/close commands until told to stop."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # signals are handled by the parent, which closes us

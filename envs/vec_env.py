@@ -95,8 +95,12 @@ class VecStep:
         return EpisodeStats(self.episode_return[done].copy(), self.episode_length[done].copy(),
                             self.episode_won[done].copy())
 
-    def _per_agent(self, grouped: Mapping[str, np.ndarray | None]) -> dict[str, np.ndarray | None]:
-        return {a: None if grouped[g] is None else grouped[g][:, i] for a, (g, i) in self.spec.agent_slots.items()}
+    def _per_agent(self, grouped: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        return {a: grouped[g][:, i] for a, (g, i) in self.spec.agent_slots.items()}
+
+    def _per_agent_optional(self, grouped: Mapping[str, np.ndarray | None]) -> dict[str, np.ndarray | None]:
+        """`_per_agent` for groups whose array may be absent (None for each of their agents)."""
+        return {a: None if (x := grouped[g]) is None else x[:, i] for a, (g, i) in self.spec.agent_slots.items()}
 
     @property
     def obs(self) -> dict[str, np.ndarray]:
@@ -104,7 +108,7 @@ class VecStep:
 
     @property
     def avail_actions(self) -> dict[str, np.ndarray | None]:
-        return self._per_agent(self.group_avail)
+        return self._per_agent_optional(self.group_avail)
 
     @property
     def alive(self) -> dict[str, np.ndarray]:

@@ -6,8 +6,9 @@ and carries recurrent states per group as an (actor, critic) pair of [n_envs, n_
 """
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Mapping
-from typing import Any, Literal, NamedTuple, Protocol
+from typing import Any, Generic, Literal, NamedTuple, Protocol, TypeVar
 
 import numpy as np
 import torch
@@ -72,12 +73,15 @@ class EpisodeAgentConfig(EpsilonSchedule, Protocol):
     rnn_hidden: int
 
 
-class EpisodeAgent:
+C = TypeVar("C", bound=EpisodeAgentConfig)
+
+
+class EpisodeAgent(ABC, Generic[C]):
     """Base of the agents trained from whole episodes (COMA, IQL/VDN/QMIX; see marl.episodes): one recurrent
     state per agent (carried in both halves of Hidden) and exploration with an epsilon annealed by env steps."""
 
     spec: EnvSpec
-    cfg: EpisodeAgentConfig
+    cfg: C
     device: torch.device
     run: RunState
 
@@ -88,6 +92,18 @@ class EpisodeAgent:
     def initial_hidden(self, n_envs: int) -> dict[str, Hidden]:
         return zero_hidden(self.spec, n_envs, self.cfg.rnn_hidden if self.cfg.policy == "gru" else 0, self.device)
 
+    @abstractmethod
+    def act(self, obs: Mapping[str, np.ndarray], avail: Mapping[str, np.ndarray | None], state: np.ndarray,
+            hidden: Mapping[str, Hidden], starts: np.ndarray, deterministic: bool = False,
+            with_value: bool = True) -> dict[str, GroupAction]:
+        """As Policy.act (`with_value` is ignored: these agents have no state-value critic)."""
+
+    @abstractmethod
     def update(self, batch: dict[str, np.ndarray], mask: np.ndarray) -> dict[str, float]:
         """One gradient step on episodes (fields [B, T(+1), ...], step mask [B, T]); returns metrics."""
-        raise NotImplementedError
+
+    @abstractmethod
+    def state_dict(self) -> dict[str, Any]: ...
+
+    @abstractmethod
+    def load_state_dict(self, state: dict[str, Any]) -> None: ...

@@ -111,7 +111,9 @@ class EpisodeRunner:
         for name in (g.name for g in self.env.spec.groups):
             self.staging[f"obs/{name}"][rows, t] = pick(step.final_group_obs[name], step.group_obs[name])
             self.staging[f"alive/{name}"][rows, t] = pick(step.final_group_alive[name], step.group_alive[name])
-            self.staging[f"avail/{name}"][rows, t] = pick(step.final_group_avail[name], step.group_avail[name])
+            last_avail, avail = step.final_group_avail[name], step.group_avail[name]
+            assert last_avail is not None and avail is not None, "episode agents take discrete groups only"
+            self.staging[f"avail/{name}"][rows, t] = pick(last_avail, avail)
 
     def iteration(self, on_step: OnStep) -> dict[str, float]:
         agent, env = self.agent, self.env

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+import gymnasium as gym
 import numpy as np
 import torch
 
@@ -49,10 +50,12 @@ class RandomAgent:
         out = {}
         for g in self.spec.groups:
             n_envs = obs[g.name].shape[0]
-            if g.discrete:
+            group_avail = avail[g.name]
+            if group_avail is not None:
                 # argmax of uniform noise over available actions = a uniform choice among them
-                actions = np.argmax(self.rng.random(avail[g.name].shape) * avail[g.name], axis=-1)
+                actions = np.argmax(self.rng.random(group_avail.shape) * group_avail, axis=-1)
             else:
+                assert isinstance(g.action_space, gym.spaces.Box), "a discrete group without action masks"
                 low, high = g.action_space.low, g.action_space.high
                 actions = self.rng.uniform(np.maximum(low, -1.0), np.minimum(high, 1.0),
                                            (n_envs, g.n_agents, *g.action_shape)).astype(np.float32)

@@ -7,13 +7,32 @@ has its own weights, applied in one batched matmul.
 from __future__ import annotations
 
 import math
-from typing import Literal, Protocol
+from collections.abc import Iterator, Mapping
+from typing import Generic, Literal, Protocol, TypeVar, cast
 
 import torch
 from torch import nn
 
-from core.nn import ACTIVATIONS, MultiLinear
+from core.nn import ACTIVATIONS, Activation, MultiLinear
 from envs.spec import AgentGroup
+
+M = TypeVar("M", bound=nn.Module)
+
+
+class ModuleMap(nn.ModuleDict, Generic[M]):
+    """An nn.ModuleDict (same parameters and state-dict keys) whose values the type checker knows are `M`."""
+
+    def __init__(self, modules: Mapping[str, M]) -> None:
+        super().__init__(modules)
+
+    def __getitem__(self, key: str) -> M:
+        return cast(M, super().__getitem__(key))
+
+    def items(self) -> Iterator[tuple[str, M]]:  # type: ignore[override]  # narrows the value type only
+        return ((key, cast(M, module)) for key, module in super().items())
+
+    def values(self) -> Iterator[M]:  # type: ignore[override]  # narrows the value type only
+        return (cast(M, module) for module in super().values())
 
 
 class MultiGRUCell(nn.Module):
@@ -43,7 +62,7 @@ class AgentNet(nn.Module):
     """
 
     def __init__(self, n_heads: int, in_dim: int, out_dim: int, hidden_sizes: tuple[int, ...],
-                 activation: str = "relu", recurrent: bool = False, rnn_hidden: int = 64,
+                 activation: Activation = "relu", recurrent: bool = False, rnn_hidden: int = 64,
                  input_norm: bool = True, out_gain: float = 0.01) -> None:
         super().__init__()
         act = ACTIVATIONS[activation]
@@ -69,6 +88,8 @@ class AgentNet(nn.Module):
         z = self.mlp(self.norm(x))
         if self.rnn is None:
             return self.head(z), h0
+        if h0 is None:
+            raise ValueError("a recurrent AgentNet needs its initial state h0")
         h = h0
         outs = []
         for t in range(z.shape[0]):
@@ -86,7 +107,9 @@ def agent_ids(n_agents: int, device: torch.device | str = "cpu") -> torch.Tensor
 
 class AgentInput(nn.Module):
     """Flattens per-agent observations [..., n_agents, *obs_shape] and appends a one-hot agent id when the
-    group shares one network (`use_id`); `dim(extra)` is the width of the result for `extra` features."""
+    group shares one network (`use_id`); `id_dim()` is the width the id adds."""
+
+    ids: torch.Tensor  # one-hot agent ids [n_agents, n_agents] (a buffer)
 
     def __init__(self, n_agents: int, obs_shape: tuple[int, ...], use_id: bool) -> None:
         super().__init__()

@@ -110,11 +110,14 @@ class OnPolicyCollector:
             out = agent.act(step.group_obs, step.group_avail, step.state, self.hidden, self.starts)
             for name in names:
                 buf, act = self.buffers[name], out[name]
+                if act.logp is None or act.value is None:
+                    raise TypeError(f"{type(agent).__name__}.act must return log-probabilities and values")
                 h_actor, h_critic = self.hidden[name]
                 fields = dict(obs=step.group_obs[name], alive=step.group_alive[name], actions=_np(act.actions),
                               logp=_np(act.logp), values=_np(act.value), h_actor=_np(h_actor), h_critic=_np(h_critic))
-                if step.group_avail[name] is not None:
-                    fields["avail"] = step.group_avail[name]
+                avail = step.group_avail[name]
+                if avail is not None:
+                    fields["avail"] = avail
                 buf.add(**fields)
             self.common.add(state=step.state, starts=self.starts)
             step = env.step({name: _np(out[name].actions) for name in names})
@@ -147,14 +150,15 @@ class OnPolicyCollector:
             last = agent.value(name, step.group_obs[name], step.state, self.hidden[name][1], self.starts)
             values = _np(agent.denormalize(name, torch.as_tensor(buf["values"], device=agent.device)))
             final_values = _np(agent.denormalize(name, torch.as_tensor(buf["final_values"], device=agent.device)))
-            last = _np(agent.denormalize(name, last))
-            next_values = np.concatenate([values[1:], last[None]])
+            last_values = _np(agent.denormalize(name, last))
+            next_values = np.concatenate([values[1:], last_values[None]])
             next_values = np.where(done[..., None], np.where(truncated[..., None], final_values, 0.0), next_values)
             next_values = np.where(buf["next_alive"], next_values, 0.0)
             continues = (~done[..., None] & buf["next_alive"]).astype(np.float32)
             adv, returns = compute_gae(buf["rewards"], values, next_values, continues, self.gamma, self.gae_lambda)
             groups[name] = GroupBatch(
-                obs=self._t(buf["obs"]), avail=self._t(buf.data.get("avail")), actions=self._t(buf["actions"]),
+                obs=self._t(buf["obs"]), avail=self._t(buf["avail"]) if "avail" in buf.data else None,
+                actions=self._t(buf["actions"]),
                 logp=self._t(buf["logp"]), values=self._t(buf["values"]), returns=self._t(returns),
                 advantages=self._t(adv), alive=self._t(buf["alive"]), h_actor=self._t(buf["h_actor"]),
                 h_critic=self._t(buf["h_critic"]))
@@ -163,8 +167,8 @@ class OnPolicyCollector:
         self.common.reset()
         return batch
 
-    def _t(self, array: np.ndarray | None) -> torch.Tensor | None:
-        return None if array is None else torch.as_tensor(array.copy(), device=self.agent.device)
+    def _t(self, array: np.ndarray) -> torch.Tensor:
+        return torch.as_tensor(array.copy(), device=self.agent.device)
 
 
 def _np(x: torch.Tensor) -> np.ndarray:

@@ -7,12 +7,17 @@ from core.errors import UserError
 from core.trainer import Runner, Trainer
 from envs.registry import make_vec
 from envs.spec import EnvSpec
+from envs.vec_env import VecEnv
+from marl.agent import Learner
 from marl.algos import AlgoEntry, get_algo
 from marl.evaluation import evaluate
 
 
 class MarlTrainer(Trainer):
     """Trains `--algo` on a registered multi-agent env; see core.trainer.Trainer for the loop."""
+
+    agent: Learner
+    eval_env: VecEnv | None
 
     def _build(self, device: torch.device) -> None:
         train = self.train_cfg
@@ -31,6 +36,7 @@ class MarlTrainer(Trainer):
         return self.entry.runner_class(self.agent, self.env, self.run)
 
     def _evaluate(self, seed: int) -> dict[str, float]:
+        assert self.eval_env is not None, "evaluation before _build"
         return evaluate(self.agent, self.eval_env, self.train_cfg.eval_episodes, seed=seed)
 
 

@@ -57,4 +57,4 @@ class FaultyEnv(gym.Env):
         return np.zeros(2, np.float32), reward, False, False, {}
 
 
-gym.register("ConcertoFaulty-v0", entry_point=FaultyEnv, max_episode_steps=20)
+gym.register("ConcertoFaulty-v0", entry_point=f"{__name__}:FaultyEnv", max_episode_steps=20)

@@ -117,7 +117,7 @@ def test_gae_matches_naive(t, e, gamma, lam, seed):
 
 
 def test_rollout_buffer_add_and_overflow():
-    buf = RolloutBuffer(2, 3, {"x": ((2,), np.float32), "d": ((), bool)})
+    buf = RolloutBuffer(2, 3, {"x": ((2,), np.dtype(np.float32)), "d": ((), np.dtype(bool))})
     buf.add(x=np.ones((3, 2)), d=np.array([True, False, True]))
     buf.add(x=np.full((3, 2), 2.0), d=np.zeros(3, bool))
     assert buf.full and buf["x"][1, 0, 0] == 2.0 and buf["d"][0].tolist() == [True, False, True]

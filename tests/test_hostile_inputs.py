@@ -141,7 +141,7 @@ class BadSpaces(HostileEnv):
         if which == "max_cycles_negative":
             self.max_cycles = -3
         if which == "max_cycles_text":
-            self.max_cycles = "ten"
+            self.max_cycles = "ten"  # type: ignore[assignment]  # deliberately not an int
 
     def observation_space(self, agent):
         if self.which == "obs_space_raises":
@@ -232,7 +232,7 @@ class OddSpaceEnv(gym.Env):
 
 
 if "HostileBroken-v0" not in gym.registry:
-    gym.register("HostileBroken-v0", entry_point=OddSpaceEnv)
+    gym.register("HostileBroken-v0", entry_point=f"{__name__}:OddSpaceEnv")
 
 
 # -- the table ---------------------------------------------------------------------------------------------------
@@ -593,17 +593,17 @@ def test_adapter_names_agent_field_and_source_of_a_nan_reward():
         adapter.step()
 
 
-def test_adapter_accepts_what_the_contract_allows():
+def test_adapter_accepts_what_the_contract_allows(monkeypatch):
     """Lists, float64, ints and bools are fine observations; numpy scalars and 0-d arrays are fine rewards."""
     env = HostileEnv()
     adapter = adapter_for(env)
     adapter.reset(seed=0)
-    env._outputs = lambda: ({"player_0": [1, 2, 3, 4], "player_1": np.ones(4, bool)},
-                            {a: {"action_mask": [True, False, 1]} for a in env.agents})
+    monkeypatch.setattr(env, "_outputs", lambda: ({"player_0": [1, 2, 3, 4], "player_1": np.ones(4, bool)},
+                                                  {a: {"action_mask": [True, False, 1]} for a in env.agents}))
     adapter.step()
     assert adapter._views[""].group_obs[0].tolist() == [[1, 2, 3, 4], [1, 1, 1, 1]]
     with pytest.raises(EnvContractError, match="agent player_1"):
-        env._outputs = lambda: ({"player_0": np.zeros(4), "player_1": np.zeros(1)}, {})
+        monkeypatch.setattr(env, "_outputs", lambda: ({"player_0": np.zeros(4), "player_1": np.zeros(1)}, {}))
         adapter.step()
 
 

@@ -100,12 +100,13 @@ def test_dead_agents_do_not_contribute_to_losses():
     assert loss() != pytest.approx(base, rel=1e-6)
 
 
-def test_truncated_episodes_bootstrap_and_terminated_do_not():
+def test_truncated_episodes_bootstrap_and_terminated_do_not(monkeypatch):
     """Agent i gets reward i + t at step t; gamma 0.5, lambda 1: returns show whether V(final) was used."""
     venv = envs.make_vec("tests.toy_envs:make_death_env", n_envs=1, seed=0, lifetimes=(2, 100), max_steps=3)
     agent = MAPPO(venv.spec, MAPPOConfig(rollout_steps=3, gamma=0.5, gae_lambda=1.0, value_norm=False))
     collector = OnPolicyCollector(agent, venv, 3, 0.5, 1.0, RunState())
-    agent.value = lambda group, obs, state, h, starts: torch.full((obs.shape[0], 2), 8.0)  # V(final) = 8
+    # V(final) = 8
+    monkeypatch.setattr(agent, "value", lambda group, obs, state, h, starts: torch.full((obs.shape[0], 2), 8.0))
     batch = collector.collect(lambda n, finished: None)
     ret = batch.groups["unit"].returns[:, 0]  # [T, agents]
     # unit_0 (rewards 1, 2) terminates after step 2: G1 = 2, G0 = 1 + 0.5*2

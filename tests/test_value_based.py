@@ -19,7 +19,7 @@ torch.set_num_threads(1)
 
 
 def test_episode_buffer_ring_sampling_and_state_roundtrip():
-    buf = EpisodeReplayBuffer(3, 4, {"x": ((2,), np.float32, True), "r": ((), np.float32, False)})
+    buf = EpisodeReplayBuffer(3, 4, {"x": ((2,), np.dtype(np.float32), True), "r": ((), np.dtype(np.float32), False)})
     for k in range(4):  # the 4th episode overwrites the 1st
         buf.add({"x": np.full((1, 5, 2), k, np.float32), "r": np.full((1, 4), k, np.float32)}, np.array([k + 1]))
     assert buf.size == 3 and sorted(buf.lengths.tolist()) == [2, 3, 4]
@@ -27,7 +27,7 @@ def test_episode_buffer_ring_sampling_and_state_roundtrip():
     assert batch["x"].shape[1] == batch["r"].shape[1] + 1 == mask.shape[1] + 1
     lengths = mask.sum(1)
     np.testing.assert_array_equal(lengths, batch["r"][:, 0] + 1)  # episode k has length k + 1
-    other = EpisodeReplayBuffer(3, 4, {"x": ((2,), np.float32, True), "r": ((), np.float32, False)})
+    other = EpisodeReplayBuffer(3, 4, {"x": ((2,), np.dtype(np.float32), True), "r": ((), np.dtype(np.float32), False)})
     other.load_state(buf.state())
     np.testing.assert_array_equal(other.data["x"], buf.data["x"])
     assert (other.size, other.pos) == (buf.size, buf.pos)
@@ -40,7 +40,7 @@ def test_qmix_mixing_is_monotonic_in_every_agent_utility(seed):
     mixer = QMixer(4, 6)
     qs = torch.randn(16, 4, requires_grad=True)
     mixer(qs, torch.randn(16, 6)).sum().backward()
-    assert (qs.grad >= 0).all()
+    assert qs.grad is not None and (qs.grad >= 0).all()
 
 
 @pytest.mark.parametrize("mixer", ["none", "vdn", "qmix"])

@@ -8,6 +8,7 @@ import envs
 from core.errors import EnvWorkerError, UnknownNameError, UserError
 from envs.subproc_vec_env import SubprocVecEnv
 from envs.sync_vec_env import SyncVecEnv
+from envs.vec_env import VecStep
 from tests.toy_envs import make_death_env
 
 
@@ -20,6 +21,13 @@ def zero_actions(venv):
     return {g.name: np.zeros((venv.n_envs, g.n_agents), np.int64) for g in venv.spec.groups}
 
 
+def avail(step: VecStep, agent: str) -> np.ndarray:
+    """`agent`'s action mask [n_envs, n_actions] (the death env's actions are discrete, so there is one)."""
+    mask = step.avail_actions[agent]
+    assert mask is not None
+    return mask
+
+
 def test_dead_agents_keep_their_slot_with_zero_obs_and_noop_only():
     venv = SyncVecEnv([death_factory()] * 2, name="death")
     step = venv.reset(seed=10)
@@ -28,11 +36,11 @@ def test_dead_agents_keep_their_slot_with_zero_obs_and_noop_only():
     np.testing.assert_array_equal(step.obs["unit_2"][:, 2], [10, 11])  # env i seeded with seed + i
     step = venv.step(zero_actions(venv))  # t=1, all alive; odd step masks action 2
     assert step.alive["unit_0"].all()
-    np.testing.assert_array_equal(step.avail_actions["unit_0"][0], [True, True, False])
+    np.testing.assert_array_equal(avail(step, "unit_0")[0], [True, True, False])
     step = venv.step(zero_actions(venv))  # t=2: unit_0 dies
     assert not step.alive["unit_0"].any() and step.alive["unit_1"].all()
     np.testing.assert_array_equal(step.obs["unit_0"], 0.0)
-    np.testing.assert_array_equal(step.avail_actions["unit_0"][0], [True, False, False])
+    np.testing.assert_array_equal(avail(step, "unit_0")[0], [True, False, False])
     np.testing.assert_array_equal(step.rewards["unit_0"], 2.0)  # reward on the step it died
     np.testing.assert_array_equal(step.state[0], [2, 2])
     assert not step.done.any()
@@ -88,8 +96,8 @@ def test_vec_env_invariants(n_envs, lifetimes, max_steps, n_steps, seed):
         for agent in venv.spec.agents:
             dead = ~step.alive[agent]
             assert (step.obs[agent][dead] == 0).all()
-            assert (step.avail_actions[agent][dead] == [True, False, False]).all()
-            assert step.avail_actions[agent][~dead, 0].all()
+            assert (avail(step, agent)[dead] == [True, False, False]).all()
+            assert avail(step, agent)[~dead, 0].all()
         done = step.done
         assert (step.episode_length[done] == np.minimum(max(lifetimes), max_steps)).all()
         assert (step.terminated[done] == (max(lifetimes) <= max_steps)).all()
@@ -104,7 +112,9 @@ def test_subproc_matches_sync():
         rng = np.random.default_rng(0)
         for _ in range(20):
             np.testing.assert_array_equal(a.group_obs["unit"], b.group_obs["unit"])
-            actions = {"unit": np.where(a.group_avail["unit"][..., 2], rng.integers(0, 3, (3, 3)), 0)}
+            mask = a.group_avail["unit"]
+            assert mask is not None
+            actions = {"unit": np.where(mask[..., 2], rng.integers(0, 3, (3, 3)), 0)}
             a, b = sync.step(actions), sub.step(actions)
             for key in a.arrays:
                 np.testing.assert_array_equal(a.arrays[key], b.arrays[key], err_msg=key)

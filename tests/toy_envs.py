@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+from typing import Any
 
 import numpy as np
 from gymnasium import spaces
@@ -63,7 +64,7 @@ class DeathEnv(ParallelEnv):
         trunc = self.t >= self.max_steps
         truncs = {a: trunc and not terms[a] for a in self.agents}
         obs = self._obs()
-        infos = {a: {} for a in self.agents}
+        infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
         self.agents = [a for a in self.agents if not (terms[a] or truncs[a])]
         return obs, rewards, terms, truncs, infos
 

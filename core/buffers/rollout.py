@@ -4,6 +4,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import numpy as np
+from numpy.typing import DTypeLike
 
 from core.buffers.memory import allocate
 
@@ -15,7 +16,7 @@ class RolloutBuffer:
     vectorised write per field. Storage that would not fit in memory is refused before it is allocated.
     """
 
-    def __init__(self, n_steps: int, n_envs: int, fields: Mapping[str, tuple[tuple[int, ...], np.dtype]],
+    def __init__(self, n_steps: int, n_envs: int, fields: Mapping[str, tuple[tuple[int, ...], DTypeLike]],
                  hint: str = "lower algo.rollout_steps (or algo.n_steps) or train.n_envs") -> None:
         self.n_steps = n_steps
         self.n_envs = n_envs

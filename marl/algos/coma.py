@@ -86,7 +86,7 @@ def td_lambda_returns(rewards: torch.Tensor, continues: torch.Tensor, next_value
     return out
 
 
-class COMA(EpisodeAgent):
+class COMA(EpisodeAgent[COMAConfig]):
     """COMA for a single agent group (every SMAC map; PettingZoo envs whose agents share spaces)."""
 
     def __init__(self, spec: EnvSpec, cfg: COMAConfig, device: str | torch.device = "cpu",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import Literal
 
 import numpy as np
@@ -16,13 +17,13 @@ import torch
 from torch import nn
 
 from core.config import NonNegativeFloat, PositiveFloat, PositiveInt, Probability, Width, Widths
-from core.nn import set_lr
+from core.nn import Activation, set_lr
 from core.normalizers import RunningNormalizer
 from core.run_state import RunState
 from envs.spec import AgentGroup, EnvSpec
 from marl.agent import GroupAction, Hidden, zero_hidden
 from marl.distributions import DiagGaussian, MaskedCategorical
-from marl.networks import AgentInput, AgentNet
+from marl.networks import AgentInput, AgentNet, ModuleMap
 from marl.onpolicy import RolloutBatch
 
 
@@ -51,7 +52,7 @@ class MAPPOConfig:
     hidden_sizes: Widths = (64, 64)
     rnn_hidden: Width = 64
     chunk_len: PositiveInt = 10
-    activation: Literal["relu", "tanh"] = "relu"
+    activation: Activation = "relu"
     input_norm: bool = True
     critic_input: Literal["state", "obs"] = "state"
     log_std_init: float = -0.5
@@ -73,10 +74,10 @@ class GroupActorCritic(nn.Module):
         id_dim = self.inputs.id_dim()
         self.critic_on_state = cfg.critic_input == "state"
         critic_dim = int(np.prod(state_shape)) if self.critic_on_state else self.inputs.obs_dim
-        common = dict(hidden_sizes=cfg.hidden_sizes, activation=cfg.activation, recurrent=cfg.policy == "gru",
-                      rnn_hidden=cfg.rnn_hidden, input_norm=cfg.input_norm)
-        self.actor = AgentNet(heads, self.inputs.obs_dim + id_dim, group.n_actions, out_gain=0.01, **common)
-        self.critic = AgentNet(heads, critic_dim + id_dim, 1, out_gain=1.0, **common)
+        net = partial(AgentNet, heads, hidden_sizes=cfg.hidden_sizes, activation=cfg.activation,
+                      recurrent=cfg.policy == "gru", rnn_hidden=cfg.rnn_hidden, input_norm=cfg.input_norm)
+        self.actor = net(self.inputs.obs_dim + id_dim, group.n_actions, out_gain=0.01)
+        self.critic = net(critic_dim + id_dim, 1, out_gain=1.0)
         self.log_std = None if group.discrete else nn.Parameter(torch.full((heads, group.n_actions), cfg.log_std_init))
 
     def actor_input(self, obs: torch.Tensor) -> torch.Tensor:
@@ -91,8 +92,8 @@ class GroupActorCritic(nn.Module):
             return self.inputs.with_id(flat.expand(*lead, self.group.n_agents, flat.shape[-1]))
         return self.inputs(obs)
 
-    def distribution(self, out: torch.Tensor, avail: torch.Tensor | None):
-        if self.group.discrete:
+    def distribution(self, out: torch.Tensor, avail: torch.Tensor | None) -> MaskedCategorical | DiagGaussian:
+        if self.log_std is None:  # discrete actions
             return MaskedCategorical(out, avail)
         return DiagGaussian(out, self.log_std)
 
@@ -107,8 +108,8 @@ class MAPPO:
         self.cfg = cfg
         self.device = torch.device(device)
         nets = {g.name: GroupActorCritic(g, spec.state_shape, cfg) for g in spec.groups}
-        self.nets = nn.ModuleDict(nets).to(self.device)
-        self.value_norm = nn.ModuleDict({g.name: RunningNormalizer() for g in spec.groups}).to(self.device)
+        self.nets = ModuleMap(nets).to(self.device)
+        self.value_norm = ModuleMap({g.name: RunningNormalizer() for g in spec.groups}).to(self.device)
         actor_params = [p for net in self.nets.values() for p in net.actor.parameters()]
         actor_params += [net.log_std for net in self.nets.values() if net.log_std is not None]
         critic_params = [p for net in self.nets.values() for p in net.critic.parameters()]
@@ -139,7 +140,8 @@ class MAPPO:
             obs_t = self._tensor(obs[name])
             h_actor, h_critic = hidden[name]
             out, h_actor = net.actor(net.actor_input(obs_t)[None], h_actor, starts_t)
-            avail_t = None if avail[name] is None else self._tensor(avail[name])
+            group_avail = avail[name]
+            avail_t = None if group_avail is None else self._tensor(group_avail)
             dist = net.distribution(out[0], avail_t)
             actions = dist.mode() if deterministic else dist.sample()
             value = None
@@ -210,7 +212,7 @@ class MAPPO:
     def _minibatch_loss(self, data: dict, state: torch.Tensor, starts: torch.Tensor) -> dict[str, torch.Tensor]:
         cfg = self.cfg
         totals = {"policy": 0.0, "value": 0.0, "entropy": 0.0, "approx_kl": 0.0, "clip_fraction": 0.0}
-        total_loss = 0.0
+        total_loss = torch.zeros((), device=self.device)
         for name, net in self.nets.items():
             d = data[name]
             mask = d["mask"].float()

@@ -9,7 +9,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import torch
@@ -22,7 +22,7 @@ from envs.spec import EnvSpec
 from marl.agent import EpisodeAgent, GroupAction, Hidden
 from marl.exploration import epsilon_greedy
 from marl.mixers import QMixer, VDNMixer
-from marl.networks import GroupActionNet
+from marl.networks import GroupActionNet, ModuleMap
 
 
 @dataclass
@@ -62,14 +62,14 @@ class ValueDecompositionConfig:
                 raise ValueError(f"{key} ({getattr(self, key)}) must not exceed buffer_size ({self.buffer_size})")
 
 
-class ValueDecomposition(EpisodeAgent):
+class ValueDecomposition(EpisodeAgent[ValueDecompositionConfig]):
     """IQL / VDN / QMIX agent over every (discrete) group of an env."""
 
     def __init__(self, spec: EnvSpec, cfg: ValueDecompositionConfig, device: str | torch.device = "cpu",
                  run: RunState | None = None) -> None:
         self.spec, self.cfg, self.device = spec, cfg, torch.device(device)
         self.run = run or RunState()  # a training run passes its own (clock, seeded streams)
-        self.nets = nn.ModuleDict({g.name: GroupActionNet(g, cfg) for g in spec.groups}).to(self.device)
+        self.nets = ModuleMap({g.name: GroupActionNet(g, cfg) for g in spec.groups}).to(self.device)
         n_agents = sum(g.n_agents for g in spec.groups)
         state_dim = int(np.prod(spec.state_shape))
         mixer = {"none": None, "vdn": VDNMixer(),
@@ -110,7 +110,7 @@ class ValueDecomposition(EpisodeAgent):
         reward, terminated = time_major(batch["reward"]), time_major(batch["terminated"]).float()
         mask_t = time_major(mask).float()
         state = time_major(batch["state"])
-        chosen, next_q, alive_now, alive_next = [], [], [], []
+        chosen, best_next, alive_rows, alive_next_rows = [], [], [], []
         for name, net in self.nets.items():
             obs, avail = time_major(batch[f"obs/{name}"]), time_major(batch[f"avail/{name}"])
             actions = time_major(batch[f"actions/{name}"])
@@ -126,13 +126,13 @@ class ValueDecomposition(EpisodeAgent):
                     best = tq[1:].masked_fill(~avail[1:], -torch.inf).max(-1).values
                 best = torch.where(avail[1:].any(-1), best, torch.zeros_like(best))  # padding: no actions
             chosen.append(q[:-1].gather(-1, actions.unsqueeze(-1)).squeeze(-1))
-            next_q.append(best)
-            alive_now.append(alive[:-1])
-            alive_next.append(alive[1:])
-        chosen_q, next_q = torch.cat(chosen, -1), torch.cat(next_q, -1)  # [T, B, N]
-        alive_now, alive_next = torch.cat(alive_now, -1), torch.cat(alive_next, -1)
+            best_next.append(best)
+            alive_rows.append(alive[:-1])
+            alive_next_rows.append(alive[1:])
+        chosen_q, next_q = torch.cat(chosen, -1), torch.cat(best_next, -1)  # [T, B, N]
+        alive_now, alive_next = torch.cat(alive_rows, -1), torch.cat(alive_next_rows, -1)
         continuing = cfg.gamma * (1.0 - terminated)
-        if self.mixer is None:  # IQL: each agent's own TD error, dead agents excluded
+        if self.mixer is None or self.target_mixer is None:  # IQL: each agent's own TD error, dead agents excluded
             target = reward.unsqueeze(-1) + continuing.unsqueeze(-1) * next_q * alive_next
             weight = mask_t.unsqueeze(-1) * alive_now
             td = (chosen_q - target) * weight
@@ -152,27 +152,27 @@ class ValueDecomposition(EpisodeAgent):
         self.updates += 1
         if self.updates % cfg.target_update_interval == 0:
             self.target_nets.load_state_dict(self.nets.state_dict())
-            if self.mixer is not None:
+            if self.mixer is not None and self.target_mixer is not None:
                 self.target_mixer.load_state_dict(self.mixer.state_dict())
         with torch.no_grad():
             q_mean = float((q_taken * weight).sum() / weight.sum().clamp(min=1.0))
         return {"loss/td": float(loss.detach()), "loss/grad_norm": grad_norm, "train/q_taken_mean": q_mean}
 
     # -- persistence ------------------------------------------------------------------------------------
-    def state_dict(self) -> dict:
+    def state_dict(self) -> dict[str, Any]:
         state = {"nets": self.nets.state_dict(), "target_nets": self.target_nets.state_dict(),
                  "optimizer": self.optimizer.state_dict(), "updates": self.updates}
-        if self.mixer is not None:
+        if self.mixer is not None and self.target_mixer is not None:
             state.update(mixer=self.mixer.state_dict(), target_mixer=self.target_mixer.state_dict())
         return state
 
-    def load_state_dict(self, state: dict) -> None:
+    def load_state_dict(self, state: dict[str, Any]) -> None:
         self.nets.load_state_dict(state["nets"])
         self.target_nets.load_state_dict(state["target_nets"])
         self.optimizer.load_state_dict(state["optimizer"])
         set_lr(self.optimizer, self.cfg.lr)  # the config's (a resumed run may change it)
         self.updates = int(state["updates"])
-        if self.mixer is not None:
+        if self.mixer is not None and self.target_mixer is not None:
             self.mixer.load_state_dict(state["mixer"])
             self.target_mixer.load_state_dict(state["target_mixer"])
 
