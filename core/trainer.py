@@ -92,10 +92,11 @@ class Trainer:
         self.logger: RunLogger | None = None
         self.run.seed_globals()
         try:
-            self._build(device(train.device))
-            self.runner: Runner = self._make_runner()
-            if resume is not None:
-                self._restore(Path(resume))
+            with torch_threads(train.torch_threads):  # the networks' initialisation as in training, on any machine
+                self._build(device(train.device))
+                self.runner: Runner = self._make_runner()
+                if resume is not None:
+                    self._restore(Path(resume))
             per_iteration = self.runner.steps_per_iteration  # the budget is rounded up to whole iterations
             self.clock.total_steps = -(-train.steps // per_iteration) * per_iteration
             remove_stale(self.run_dir)

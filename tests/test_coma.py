@@ -1,4 +1,5 @@
 """COMA: hand-checked baseline, advantage and TD(lambda) targets; masks; learning on a small budget."""
+import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -8,8 +9,6 @@ from marl.algos.coma import COMA, COMAConfig, counterfactual_advantage, epsilon_
 from marl.episodes import OnPolicyEpisodeRunner
 from marl.evaluation import evaluate
 from tests.drive import drive
-
-torch.set_num_threads(1)
 
 
 def test_counterfactual_baseline_and_advantage_by_hand():
@@ -45,6 +44,7 @@ def test_epsilon_floor_policy_never_puts_mass_on_unavailable_actions(seed, epsil
     assert (probs[avail] >= epsilon / 6 - 1e-6).all()
 
 
+@pytest.mark.slow
 def test_coma_learns_the_signal_game():
     """Random play scores 2.2, a perfect team 20; COMA passes 12 within 24k env steps."""
     torch.manual_seed(0)

@@ -13,8 +13,6 @@ from marl.evaluation import RandomAgent, evaluate
 from marl.onpolicy import OnPolicyCollector, OnPolicyRunner
 from tests.drive import drive
 
-torch.set_num_threads(1)
-
 
 @settings(max_examples=40, deadline=None)
 @given(st.integers(0, 2**31 - 1), st.integers(2, 7))
@@ -51,6 +49,7 @@ def test_mappo_and_ippo_learn_the_signal_game(critic_input):
     assert learned > 16.0, (random, learned)
 
 
+@pytest.mark.slow
 def test_gru_policy_learns_and_handles_deaths():
     torch.manual_seed(0)
     venv = envs.make_vec("examples.custom_env:make_env", n_envs=8, seed=1, n_agents=3)
@@ -115,6 +114,7 @@ def test_truncated_episodes_bootstrap_and_terminated_do_not(monkeypatch):
     assert ret[2, 1].item() == pytest.approx(4.0 + 4.0)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("algo", ["mappo", "ippo"])
 def test_learns_mpe_simple_spread_on_a_small_budget(algo, tmp_path):
     """40k env steps with fast-start settings (shorter rollouts, higher learning rate; the defaults learn

@@ -25,3 +25,21 @@ def test_denormals_are_flushed_on_every_intra_op_thread_only_while_training():
         assert flushed_fraction() == 0.0
     finally:
         torch.set_num_threads(threads)
+
+
+def test_a_training_run_leaves_the_process_as_it_found_it(tmp_path):
+    """Threads, the denormal mode and the matmul precision are the run's only while it trains."""
+    from core.precision import flushes_denormals
+    from marl.cli import main
+
+    matmul = torch.backends.mkldnn.matmul  # type: ignore[attr-defined]  # set at import, missing from the stubs
+    threads = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        before = (torch.get_num_threads(), flushes_denormals(), matmul.fp32_precision)
+        assert main(["--algo", "mappo", "--env", "mpe_simple_spread", "--steps", "200", "--n-envs", "2",
+                     "--no-progress", "--logdir", str(tmp_path), "rollout_steps=25", "train.torch_threads=1",
+                     "train.matmul_precision=bf16"]) == 0
+        assert (torch.get_num_threads(), flushes_denormals(), matmul.fp32_precision) == before
+    finally:
+        torch.set_num_threads(threads)

@@ -191,6 +191,7 @@ def run_cli(args, prelude="", timeout=180, **kw):
                           timeout=timeout, **kw)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 @pytest.mark.parametrize("phase", list(SIGNAL_AT))
 def test_signal_stops_at_a_consistent_point_with_a_checkpoint(phase, signum, tmp_path):
@@ -213,6 +214,7 @@ def test_signal_stops_at_a_consistent_point_with_a_checkpoint(phase, signum, tmp
     assert marl_main(["--resume", str(run), "--no-progress"]) == 0
 
 
+@pytest.mark.slow
 def test_sigterm_then_resume_equals_an_uninterrupted_run(tmp_path):
     common = ["--algo", "qmix", "--env", "smac_3m", *QUIET, "--n-envs", "2", "--steps", "512",
               "train.eval_interval=160"]
@@ -225,6 +227,7 @@ def test_sigterm_then_resume_equals_an_uninterrupted_run(tmp_path):
     assert_same_state(final_state(only_run(tmp_path / "whole")), final_state(split))
 
 
+@pytest.mark.slow
 def test_hung_worker_times_out_with_one_line(tmp_path):
     args = ["--algo", "mappo", "--env", "tests.fault_envs:hanging_env", "env.hang_at=47", "--vec", "subproc",
             *QUIET, "--n-envs", "2", "--steps", "400", "algo.rollout_steps=20", "train.worker_timeout_s=2",
@@ -236,6 +239,7 @@ def test_hung_worker_times_out_with_one_line(tmp_path):
     assert "last good checkpoint: " in err[0] and "step-000000080" in err[0]
 
 
+@pytest.mark.slow
 def test_ctrl_c_with_a_hung_worker_exits_promptly(tmp_path):
     marker = tmp_path / "hung"
     args = ["--algo", "mappo", "--env", "tests.fault_envs:hanging_env", "env.hang_at=7", f"env.marker={marker}",
@@ -270,6 +274,7 @@ def test_single_agent_nan_reward_and_env_errors_are_one_line(vec, tmp_path, caps
     assert len(err) == 1 and "scripted env failure (tests/fault_envs.py:" in err[0] and "while stepping" in err[0]
 
 
+@pytest.mark.slow
 def test_single_agent_hung_async_worker_times_out(tmp_path):
     code = "import sys\nfrom single_agent.cli import main\nsys.exit(main(sys.argv[1:]))"
     args = [*SINGLE, "--vec", "subproc", "env.fault=hang", "env.fault_at=120", "train.worker_timeout_s=2",
@@ -348,6 +353,7 @@ def test_a_checkpoint_asked_for_mid_iteration_is_written_at_its_end(tmp_path):
     assert [p.name for p in checkpoint_dirs(only_run(tmp_path))] == ["step-000000100", "step-000000200"]
 
 
+@pytest.mark.slow
 def test_signals_at_startup_and_while_callbacks_close_are_honoured(tmp_path):
     args = ["--algo", "mappo", "--env", "smac_3m", *QUIET, "--n-envs", "2", "--steps", "100", "algo.rollout_steps=25",
             "--logdir", str(tmp_path)]
@@ -364,6 +370,7 @@ def test_signals_at_startup_and_while_callbacks_close_are_honoured(tmp_path):
     assert result.returncode == 143 and "checkpoint: " in result.stderr.strip().splitlines()[-1], result.stderr
 
 
+@pytest.mark.slow
 def test_a_repeated_signal_stops_an_env_hung_in_this_process(tmp_path):
     marker = tmp_path / "hung"
     args = ["--algo", "mappo", "--env", "tests.fault_envs:hanging_env", "env.hang_at=7", f"env.marker={marker}",

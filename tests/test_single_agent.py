@@ -27,7 +27,6 @@ from single_agent.vec_env import TransitionVecEnv
 from tests.drive import drive
 
 ROOT = Path(__file__).resolve().parent.parent
-torch.set_num_threads(1)
 
 
 def make_agent(algo: str, env: TransitionVecEnv, **overrides):
@@ -216,7 +215,7 @@ def best_eval_return(summary: dict) -> float:
     return max(float(r.split(",")[3]) for r in rows if ",eval/return_mean," in r)
 
 
-@pytest.mark.learning
+@pytest.mark.slow
 def test_dqn_learns_cartpole(tmp_path):
     out = train(tmp_path, "--algo", "dqn", "--env", "CartPole-v1", "--steps", "10000", "train.eval_interval=2500",
                 "hidden_sizes=[64,64]", "train_freq=64", "gradient_steps=64", "lr=0.001", "target_update_interval=64",
@@ -224,7 +223,7 @@ def test_dqn_learns_cartpole(tmp_path):
     assert best_eval_return(out) >= 150  # random: about 22
 
 
-@pytest.mark.learning
+@pytest.mark.slow
 def test_ppo_learns_cartpole(tmp_path):
     out = train(tmp_path, "--algo", "ppo", "--env", "CartPole-v1", "--steps", "20000", "train.eval_interval=0")
     assert out["eval_return_mean"] >= 300  # random: about 22
@@ -251,7 +250,7 @@ def test_ou_exploration_noise_is_correlated_and_gaussian_is_not():
                                   agent.act(obs, True, np.random.default_rng(1)))
 
 
-@pytest.mark.learning
+@pytest.mark.slow
 @pytest.mark.parametrize("algo, threshold", [("sac", -400), ("td3", -800), ("ddpg", -400)])
 def test_continuous_learners_improve_on_pendulum(algo, threshold, tmp_path):
     out = train(tmp_path, "--algo", algo, "--env", "Pendulum-v1", "--steps", "5000", "learning_starts=1000",

@@ -14,8 +14,6 @@ from core.run_state import RunState
 from single_agent.agent import OffPolicyAgent, fast_path_supported, missing_private_calls
 from single_agent.algos import get_algo
 
-torch.set_num_threads(1)
-
 OBS_DIM, N_ACTIONS, ACT_DIM = 4, 3, 3
 
 

@@ -15,8 +15,6 @@ from marl.evaluation import evaluate
 from marl.mixers import QMixer
 from tests.drive import drive
 
-torch.set_num_threads(1)
-
 
 def test_episode_buffer_ring_sampling_and_state_roundtrip():
     buf = EpisodeReplayBuffer(3, 4, {"x": ((2,), np.dtype(np.float32), True), "r": ((), np.dtype(np.float32), False)})
