@@ -4,6 +4,15 @@ from __future__ import annotations
 import numpy as np
 
 
+class Evaluation(dict[str, float]):
+    """An evaluation's eval/... metrics (a plain dict to callbacks and loggers) and, in `episodes`, the values
+    of every episode behind them: {"return": [...], "length": [...], "win": [...] where the env reports wins}."""
+
+    def __init__(self, metrics: dict[str, float], episodes: dict[str, list[float]]) -> None:
+        super().__init__(metrics)
+        self.episodes = episodes
+
+
 class EpisodeTally:
     """Counts finished episodes per env against a quota (N split evenly over the envs, so short episodes are
     not over-represented) and turns the counted ones into eval/... metrics."""
@@ -30,12 +39,13 @@ class EpisodeTally:
             self.wins.append(wins[keep])
         self.counts += done
 
-    def metrics(self) -> dict[str, float]:
+    def result(self) -> Evaluation:
         """eval/return_mean, return_std, episode_length, episodes, and win_rate for envs that report wins."""
-        returns, wins = np.concatenate(self.returns), np.concatenate(self.wins)
+        returns, lengths, wins = np.concatenate(self.returns), np.concatenate(self.lengths), np.concatenate(self.wins)
         out = {"eval/return_mean": float(returns.mean()), "eval/return_std": float(returns.std()),
-               "eval/episode_length": float(np.concatenate(self.lengths).mean()),
-               "eval/episodes": float(len(returns))}
+               "eval/episode_length": float(lengths.mean()), "eval/episodes": float(len(returns))}
+        episodes = {"return": returns.astype(float).tolist(), "length": lengths.astype(float).tolist()}
         if not np.isnan(wins).all():
             out["eval/win_rate"] = float(np.nanmean(wins))
-        return out
+            episodes["win"] = wins.astype(float).tolist()
+        return Evaluation(out, episodes)

@@ -1,7 +1,9 @@
-"""Run logging: TensorBoard event files plus a long-format metrics.csv (step, wall_s, tag, value)."""
+"""Run logging: TensorBoard event files, a long-format metrics.csv (step, wall_s, tag, value) and
+evaluations.jsonl (one line per evaluation: env steps and every episode's return, length and win)."""
 from __future__ import annotations
 
 import csv
+import json
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -39,6 +41,11 @@ class RunLogger:
             self.writer.add_scalar(tag, value, step)
             self._csv.writerow([step, f"{wall:.3f}", tag, value])
         self._csv_file.flush()
+
+    def log_evaluation(self, episodes: Mapping[str, list[float]], step: int) -> None:
+        """Append one evaluation's per-episode values at `step` (env steps) to evaluations.jsonl."""
+        with (self.run_dir / "evaluations.jsonl").open("a") as file:
+            file.write(json.dumps({"env_steps": step, **episodes}) + "\n")
 
     def log_hparams(self, params: Mapping[str, Any], metrics: Mapping[str, float]) -> None:
         """Record hyperparameters (scalars and strings) in TensorBoard's HParams tab, in this run's file."""

@@ -34,6 +34,7 @@ from core.checkpoint import (
 from core.config import save_yaml, to_dict
 from core.episode_stats import EpisodeStats, OnStep
 from core.errors import Interrupted, NonFiniteError, RunError, UserError, describe_exception
+from core.evaluation import Evaluation
 from core.logger import RunLogger
 from core.precision import torch_threads, training_float_modes
 from core.run_config import TrainConfig
@@ -123,8 +124,8 @@ class Trainer:
     def _make_runner(self) -> Runner:
         raise NotImplementedError
 
-    def _evaluate(self, seed: int) -> dict[str, float]:
-        """Greedy evaluation over train.eval_episodes episodes: eval/... metrics."""
+    def _evaluate(self, seed: int) -> Evaluation:
+        """Greedy evaluation over train.eval_episodes episodes: eval/... metrics and each episode's values."""
         raise NotImplementedError
 
     # -- the Trainer protocol used by callbacks ------------------------------------------------------------
@@ -148,7 +149,11 @@ class Trainer:
         self.stop_reason = self.stop_reason or reason
 
     def evaluate(self) -> dict[str, float]:
-        self.last_eval = self._evaluate(self.train_cfg.seed + EVAL_SEED_OFFSET)
+        """Evaluate now: the metrics go to the callbacks (the caller's), each episode to evaluations.jsonl."""
+        result = self._evaluate(self.train_cfg.seed + EVAL_SEED_OFFSET)
+        if self.logger is not None:
+            self.logger.log_evaluation(result.episodes, self.env_steps)
+        self.last_eval = dict(result)
         self._eval_step = self.env_steps
         return self.last_eval
 

@@ -7,14 +7,14 @@ import gymnasium as gym
 import numpy as np
 import torch
 
-from core.evaluation import EpisodeTally
+from core.evaluation import EpisodeTally, Evaluation
 from envs.spec import EnvSpec
 from envs.vec_env import VecEnv
 from marl.agent import GroupAction, Hidden, Policy, zero_hidden
 
 
 def evaluate(agent: Policy, env: VecEnv, n_episodes: int, seed: int | None = None, deterministic: bool = True
-             ) -> dict[str, float]:
+             ) -> Evaluation:
     """Run exactly `n_episodes` episodes (split evenly over the env's copies, so short episodes are not
     over-represented) and return eval/... metrics. eval/win_rate is present only for envs that report wins."""
     n = env.n_envs
@@ -31,7 +31,7 @@ def evaluate(agent: Policy, env: VecEnv, n_episodes: int, seed: int | None = Non
         tally.record(done, step.episode_return[done], step.episode_length[done], step.episode_won[done])
         hidden = {name: out[name].hidden for name in names}
         starts = done.copy()
-    return tally.metrics()
+    return tally.result()
 
 
 class RandomAgent:

@@ -4,6 +4,7 @@ from __future__ import annotations
 import torch
 
 from core.errors import UserError
+from core.evaluation import Evaluation
 from core.trainer import Runner, Trainer
 from envs.registry import make_vec
 from envs.spec import EnvSpec
@@ -35,7 +36,7 @@ class MarlTrainer(Trainer):
     def _make_runner(self) -> Runner:
         return self.entry.runner_class(self.agent, self.env, self.run)
 
-    def _evaluate(self, seed: int) -> dict[str, float]:
+    def _evaluate(self, seed: int) -> Evaluation:
         assert self.eval_env is not None, "evaluation before _build"
         return evaluate(self.agent, self.eval_env, self.train_cfg.eval_episodes, seed=seed)
 

@@ -3,12 +3,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from core.evaluation import EpisodeTally
+from core.evaluation import EpisodeTally, Evaluation
 from single_agent.vec_env import TransitionVecEnv
 
 
 def evaluate(agent, env: TransitionVecEnv, n_episodes: int, seed: int | None = None,
-             deterministic: bool = True) -> dict[str, float]:
+             deterministic: bool = True) -> Evaluation:
     """eval/... metrics of `n_episodes` episodes (split evenly over the env's copies)."""
     tally = EpisodeTally(env.n_envs, n_episodes)
     env.reset(seed=seed)
@@ -18,7 +18,7 @@ def evaluate(agent, env: TransitionVecEnv, n_episodes: int, seed: int | None = N
         if tr.finished is not None:
             done = tr.terminated | tr.truncated
             tally.record(done, tr.finished.returns, tr.finished.lengths, tr.finished.wins)
-    return tally.metrics()
+    return tally.result()
 
 
 class RandomPolicy:

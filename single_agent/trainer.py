@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import torch
 
+from core.evaluation import Evaluation
 from core.trainer import Runner, Trainer
 from single_agent.algos import get_algo
 from single_agent.evaluation import evaluate
@@ -29,6 +30,6 @@ class SingleAgentTrainer(Trainer):
     def _make_runner(self) -> Runner:
         return self.entry.runner_class(self.agent, self.env, self.run)
 
-    def _evaluate(self, seed: int) -> dict[str, float]:
+    def _evaluate(self, seed: int) -> Evaluation:
         assert self.eval_env is not None, "evaluation before _build"
         return evaluate(self.agent, self.eval_env, self.train_cfg.eval_episodes, seed=seed)
