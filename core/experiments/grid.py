@@ -1,0 +1,110 @@
+"""An experiment's grid: (algorithm, env, seed) cells, each an ordinary training run in its own directory.
+
+Layout under the experiment directory `out`:
+
+    out/experiment.yaml                          the grid (written by the runner, checked on a rerun)
+    out/cells/<env>/<algo>/seed<k>/              one cell
+        run/<env>/<algo>/<time>-seed<k>/         its run directory (config.yaml, logs, checkpoints,
+                                                 evaluations.jsonl), as any train_*.py run writes it
+        summary.json, log.txt, status.json       the run's summary, its output, the cell's state
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from core.checkpoint import checkpoint_dirs
+
+CellState = Literal["new", "interrupted", "done", "failed"]
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One training run of the grid."""
+
+    algo: str
+    env: str
+    seed: int
+
+    @property
+    def name(self) -> str:
+        return f"{self.algo}/{self.env}/seed{self.seed}"
+
+    def directory(self, out: Path) -> Path:
+        return out / "cells" / safe_name(self.env) / self.algo / f"seed{self.seed}"
+
+
+@dataclass
+class ExperimentSpec:
+    """What to run: every algorithm on every env for every seed, `steps` env steps each. `overrides` (key=value)
+    apply to every cell, `algo_overrides[algo]` after them to that algorithm's cells."""
+
+    algos: list[str]
+    envs: list[str]
+    seeds: list[int]
+    steps: int
+    overrides: list[str] = field(default_factory=list)
+    algo_overrides: dict[str, list[str]] = field(default_factory=dict)
+
+    def cells(self) -> list[Cell]:
+        return [Cell(a, e, s) for e in self.envs for a in self.algos for s in self.seeds]
+
+    def cell_overrides(self, cell: Cell) -> list[str]:
+        return [*self.overrides, *self.algo_overrides.get(cell.algo, [])]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"algos": self.algos, "envs": self.envs, "seeds": self.seeds, "steps": self.steps,
+                "overrides": self.overrides, "algo_overrides": self.algo_overrides}
+
+
+def safe_name(env: str) -> str:
+    """An env name as one path component (user envs are named package.module:factory)."""
+    return env.replace(":", "_").replace("/", "_")
+
+
+def parse_seeds(text: str) -> list[int]:
+    """`--seeds 5` means seeds 0-4; `--seeds 3,7,9` lists them."""
+    parts = [p.strip() for p in text.split(",") if p.strip()]
+    if not parts or not all(p.isdigit() for p in parts):
+        raise ValueError(f"--seeds must be a count (5: seeds 0-4) or a list (3,7,9), got {text!r}")
+    if len(parts) == 1 and "," not in text:
+        count = int(parts[0])
+        if count < 1:
+            raise ValueError("--seeds must be at least 1")
+        return list(range(count))
+    seeds = [int(p) for p in parts]
+    if len(set(seeds)) != len(seeds):
+        raise ValueError(f"--seeds lists a seed twice: {text}")
+    return seeds
+
+
+def run_dir(cell_dir: Path) -> Path | None:
+    """The cell's run directory, once its run has created it."""
+    runs = sorted((cell_dir / "run").glob("*/*/*/config.yaml"))
+    return runs[-1].parent if runs else None
+
+
+def read_summary(cell_dir: Path) -> dict[str, Any] | None:
+    """The run's summary, if it finished (not stopped by a signal)."""
+    try:
+        summary = json.loads((cell_dir / "summary.json").read_text())
+    except (OSError, ValueError):
+        return None
+    return summary if isinstance(summary, dict) and summary.get("signal") is None else None
+
+
+def cell_state(cell_dir: Path) -> CellState:
+    """done: finished; failed: its last attempt failed (a rerun tries again); interrupted: stopped with a
+    checkpoint to resume from; new: nothing to continue."""
+    if read_summary(cell_dir) is not None:
+        return "done"
+    try:
+        status = json.loads((cell_dir / "status.json").read_text())
+    except (OSError, ValueError):
+        status = {}
+    if status.get("state") == "failed":
+        return "failed"
+    run = run_dir(cell_dir)
+    return "interrupted" if run is not None and checkpoint_dirs(run) else "new"

@@ -1,0 +1,122 @@
+"""The experiment runner: grids of ordinary runs, resumable, failures isolated, results in marl-eval's format."""
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from core.experiments.grid import Cell, ExperimentSpec, cell_state, parse_seeds
+from core.experiments.results import collect, env_task
+
+ROOT = Path(__file__).resolve().parent.parent
+TINY = ["--envs", "mpe_simple_spread", "--steps", "200", "--no-progress", "algo.rollout_steps=25",
+        "train.n_envs=4", "train.eval_interval=100", "train.eval_episodes=2", "train.eval_envs=2"]
+
+
+def experiment(*args: str, **kwargs) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(ROOT / "scripts" / "experiment.py"), *args], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300, **kwargs)
+
+
+def test_seeds_are_a_count_or_a_list():
+    assert parse_seeds("5") == [0, 1, 2, 3, 4]
+    assert parse_seeds("3,7,9") == [3, 7, 9]
+    assert parse_seeds("4,") == [4]
+    for bad in ("0", "x", "1,1", ""):
+        with pytest.raises(ValueError):
+            parse_seeds(bad)
+
+
+def test_env_names_map_to_marl_eval_environment_and_task():
+    assert env_task("smac_3m") == ("smac", "3m")
+    assert env_task("mpe_simple_spread") == ("mpe", "simple_spread")
+    assert env_task("CartPole-v1") == ("gymnasium", "CartPole-v1")
+    assert env_task("my_pkg.envs:make") == ("custom", "my_pkg.envs:make")
+
+
+def test_results_follow_marl_eval_raw_format_and_a_repeated_step_counts_once(tmp_path):
+    cell = Cell("mappo", "smac_3m", 4)
+    run = cell.directory(tmp_path) / "run" / "smac_3m" / "mappo" / "20260101-000000-seed4"
+    run.mkdir(parents=True)
+    (run / "config.yaml").write_text("{}\n")
+    lines = [{"env_steps": 100, "return": [1.0, 2.0], "length": [5.0, 6.0], "win": [0.0, 1.0]},
+             {"env_steps": 200, "return": [3.0, 4.0], "length": [5.0, 6.0], "win": [1.0, 1.0]},
+             {"env_steps": 200, "return": [5.0, 6.0], "length": [5.0, 6.0], "win": [1.0, 0.0]}]  # resumed, again
+    (run / "evaluations.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines) + '{"env_st')
+    assert collect([cell], tmp_path) == {"smac": {"3m": {"mappo": {"run_4": {
+        "step_0": {"step_count": 100, "return": [1.0, 2.0], "win_rate": [0.0, 1.0]},
+        "step_1": {"step_count": 200, "return": [5.0, 6.0], "win_rate": [1.0, 0.0]}}}}}}  # unfinished: no absolute
+    (cell.directory(tmp_path) / "summary.json").write_text(json.dumps({"signal": None}))
+    run_4 = collect([cell], tmp_path)["smac"]["3m"]["mappo"]["run_4"]
+    assert run_4["absolute_metrics"] == {"return": [5.0, 6.0], "win_rate": [1.0, 0.0]}
+
+
+def test_a_grid_runs_every_cell_and_a_failing_cell_does_not_stop_the_others(tmp_path):
+    config = tmp_path / "grid.yaml"
+    config.write_text("algo_overrides:\n  ippo:\n    env.colour: 3\n")  # every ippo cell fails at setup
+    out = tmp_path / "exp"
+    result = experiment("--algos", "mappo,ippo", "--seeds", "2", "--workers", "2", "--out", str(out),
+                        "--config", str(config), *TINY)
+    assert result.returncode == 1, result.stderr
+    assert "2 cells finished, 2 failed" in result.stdout
+    assert result.stdout.count("failed: ippo/mpe_simple_spread/seed") == 2 and "colour" in result.stdout
+    spec = ExperimentSpec(["mappo", "ippo"], ["mpe_simple_spread"], [0, 1], 200)
+    states = {c.name: cell_state(c.directory(out)) for c in spec.cells()}
+    assert states == {"mappo/mpe_simple_spread/seed0": "done", "mappo/mpe_simple_spread/seed1": "done",
+                      "ippo/mpe_simple_spread/seed0": "failed", "ippo/mpe_simple_spread/seed1": "failed"}
+    results = json.loads((out / "results.json").read_text())
+    runs = results["mpe"]["simple_spread"]["mappo"]
+    assert set(runs) == {"run_0", "run_1"} and "ippo" not in results["mpe"]["simple_spread"]
+    for run in runs.values():
+        assert [run[k]["step_count"] for k in ("step_0", "step_1")] == [100, 200]
+        assert len(run["absolute_metrics"]["return"]) == 2
+    for seed in (0, 1):  # each cell is an ordinary run: its own config, metrics and checkpoint
+        run_dirs = list((out / "cells" / "mpe_simple_spread" / "mappo" / f"seed{seed}" / "run").glob("*/*/*"))
+        assert len(run_dirs) == 1 and (run_dirs[0] / "config.yaml").is_file()
+        assert "seed: " + str(seed) in (run_dirs[0] / "config.yaml").read_text()
+        assert (run_dirs[0] / "checkpoints").is_dir() and (run_dirs[0] / "metrics.csv").is_file()
+
+
+def test_bad_input_is_one_line_and_exit_2(tmp_path):
+    for args, message in [(["--algos", "mappo,nope", *TINY], "unknown algorithm 'nope'"),
+                          (["--algos", "mappo", "--seeds", "x", *TINY], "--seeds must be a count"),
+                          (["--envs", "smac_3m", "--steps", "10"], "the following arguments are required: --algos")]:
+        result = experiment(*args, "--out", str(tmp_path / "exp"))
+        assert result.returncode == 2 and result.stderr.strip().splitlines() == [result.stderr.strip()]
+        assert message in result.stderr
+    experiment("--algos", "mappo", "--seeds", "1", "--out", str(tmp_path / "other"), *TINY)
+    result = experiment("--algos", "ippo", "--seeds", "1", "--out", str(tmp_path / "other"), *TINY)
+    assert result.returncode == 2 and "holds another experiment" in result.stderr
+
+
+@pytest.mark.slow
+def test_a_stopped_grid_resumes_only_its_unfinished_cells(tmp_path):
+    out = tmp_path / "exp"
+    args = ["--algos", "mappo", "--envs", "smac_3m", "--seeds", "3", "--steps", "16000", "--workers", "1",
+            "--no-progress", "--out", str(out), "train.checkpoint_interval=1600", "train.eval_interval=8000",
+            "train.eval_episodes=2", "train.eval_envs=2", "algo.rollout_steps=25"]
+    grid = subprocess.Popen([sys.executable, str(ROOT / "scripts" / "experiment.py"), *args], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    first = Cell("mappo", "smac_3m", 0).directory(out)
+    second = Cell("mappo", "smac_3m", 1).directory(out)
+    deadline = time.monotonic() + 240
+    while not (cell_state(first) == "done" and list((second / "run").glob("*/*/*/checkpoints/step-*"))):
+        assert grid.poll() is None and time.monotonic() < deadline, grid.communicate()
+        time.sleep(0.2)
+    grid.send_signal(signal.SIGTERM)
+    stdout, _ = grid.communicate(timeout=120)
+    assert grid.returncode == 130 and "1 cells finished" in stdout and "2 to continue" in stdout
+    assert cell_state(second) == "interrupted" and cell_state(Cell("mappo", "smac_3m", 2).directory(out)) == "new"
+    finished = (first / "summary.json").stat().st_mtime_ns
+    result = experiment(*args)
+    assert result.returncode == 0 and "3 cells finished, 0 failed, 0 to continue" in result.stdout
+    assert (first / "summary.json").stat().st_mtime_ns == finished  # not run again
+    commands = [line for line in (second / "log.txt").read_text().splitlines() if line.startswith("$ ")]
+    assert len(commands) == 2 and "--resume" in commands[1]  # the interrupted cell continued ...
+    assert len(list((second / "run").glob("*/*/*"))) == 1  # ... in its own run directory
+    assert json.loads((second / "summary.json").read_text())["env_steps"] >= 16000
