@@ -120,3 +120,25 @@ def test_a_stopped_grid_resumes_only_its_unfinished_cells(tmp_path):
     assert len(commands) == 2 and "--resume" in commands[1]  # the interrupted cell continued ...
     assert len(list((second / "run").glob("*/*/*"))) == 1  # ... in its own run directory
     assert json.loads((second / "summary.json").read_text())["env_steps"] >= 16000
+
+
+def test_ray_without_ray_installed_is_one_line(tmp_path):
+    code = ("import sys; sys.modules['ray'] = None; sys.argv[0] = 'experiment.py'; "
+            "import runpy; runpy.run_path('scripts/experiment.py', run_name='__main__')")
+    result = subprocess.run([sys.executable, "-c", code, "--algos", "mappo", "--seeds", "1", "--ray",
+                             "--out", str(tmp_path / "exp"), *TINY], cwd=ROOT, capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.strip() == 'error: --ray needs Ray: pip install "concerto[ray]" (or pip install "ray>=2.9")'
+
+
+@pytest.mark.slow
+def test_the_same_grid_runs_on_a_local_ray_into_the_same_layout(tmp_path):
+    pytest.importorskip("ray")
+    out = tmp_path / "exp"
+    result = experiment("--algos", "mappo,ippo", "--seeds", "2", "--ray", "--out", str(out), *TINY)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "4 cells finished, 0 failed" in result.stdout
+    runs = json.loads((out / "results.json").read_text())["mpe"]["simple_spread"]
+    assert {algo: sorted(r) for algo, r in runs.items()} == {"mappo": ["run_0", "run_1"], "ippo": ["run_0", "run_1"]}
+    assert all("absolute_metrics" in run for r in runs.values() for run in r.values())

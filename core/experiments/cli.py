@@ -15,11 +15,11 @@ from typing import Any
 import yaml
 
 from core.cli import Parser
-from core.config import load_yaml
-from core.errors import EXIT_BAD_INPUT, EXIT_RUN_FAILED, UserError
+from core.config import load_yaml, parse_overrides
+from core.errors import EXIT_BAD_INPUT, EXIT_RUN_FAILED, ConfigError, UserError
 from core.experiments.grid import Cell, ExperimentSpec, parse_seeds
 from core.experiments.results import write_results
-from core.experiments.runner import GridResult, default_workers, run_grid
+from core.experiments.runner import Executor, GridResult, LocalExecutor, default_workers, run_grid
 
 EXIT_INCOMPLETE = 75  # EX_TEMPFAIL: rerun to continue
 EXPERIMENT_FILE_KEYS = {"algos", "envs", "seeds", "steps", "overrides", "algo_overrides"}
@@ -34,6 +34,9 @@ def parser() -> Parser:
     p.add_argument("--out", help="experiment directory (default: experiments/<algos>_<envs>_<steps>)")
     p.add_argument("--workers", type=int, help=f"cells trained at once (default: one per core, {default_workers()})")
     p.add_argument("--max-hours", type=float, help="stop after this long, running cells checkpointed")
+    p.add_argument("--device", help="cpu (default), cuda or cuda:N for every cell")
+    p.add_argument("--ray", action="store_true", help="run the cells as tasks on a local Ray")
+    p.add_argument("--ray-address", help="run the cells on this Ray cluster (e.g. ray://head:10001 or auto)")
     p.add_argument("--config", help="experiment YAML: algos, envs, seeds, steps, overrides, algo_overrides")
     p.add_argument("--report", nargs="+", metavar="DIR", help="only (re)write the report of these experiments")
     p.add_argument("--no-progress", action="store_true")
@@ -81,24 +84,34 @@ def main(argv: list[str] | None, scripts: Mapping[str, Path]) -> int:
         unknown = [a for a in spec.algos if a not in scripts]
         if unknown:
             raise UserError(f"unknown algorithm {unknown[0]!r}; valid algorithms: {', '.join(sorted(scripts))}")
-        workers = args.workers if args.workers is not None else default_workers()
-        if workers < 1:
+        if args.workers is not None and args.workers < 1:
             raise UserError("--workers must be at least 1")
+        threads = _torch_threads(spec.overrides)
         out = Path(args.out) if args.out else _default_out(spec)
         _claim(out, spec)
+        executor: Executor = LocalExecutor()
+        workers = args.workers or max(1, default_workers() // threads)
+        if args.ray or args.ray_address:
+            from core.experiments.ray_cluster import RayExecutor
+            gpus = 1.0 if (args.device or "cpu").startswith("cuda") else 0.0
+            ray_executor = RayExecutor(args.ray_address, cpus=float(threads), gpus=gpus)
+            executor, workers = ray_executor, args.workers or ray_executor.capacity()
     except UserError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
 
     def command(cell: Cell, directory: Path, resume: Path | None) -> list[str]:
         base = [sys.executable, str(scripts[cell.algo]), "--steps", str(spec.steps), "--no-progress",
-                "--summary-json", str(directory / "summary.json")]
+                "--summary-json", str(directory / "summary.json"), *(["--device", args.device] if args.device else [])]
         if resume is not None:
             return [*base, "--resume", str(resume)]
         return [*base, "--algo", cell.algo, "--env", cell.env, "--seed", str(cell.seed),
                 "--logdir", str(directory / "run"), *spec.cell_overrides(cell)]
 
-    result = run_grid(spec, out, command, workers, args.max_hours, progress=not args.no_progress)
+    try:
+        result = run_grid(spec, out, command, workers, args.max_hours, not args.no_progress, executor)
+    finally:
+        executor.close()
     write_results(spec.cells(), out)
     _print_outcome(result, out)
     if result.stopped == "signal":
@@ -126,6 +139,18 @@ def _print_outcome(result: GridResult, out: Path) -> None:
         print("stopped after --max-hours with every running cell checkpointed; rerun the command to continue")
     elif result.stopped == "signal":
         print("stopped by a signal with every running cell checkpointed; rerun the command to continue")
+
+
+def _torch_threads(overrides: list[str]) -> int:
+    """The torch threads each cell trains with (train.torch_threads, default 1): the cores it occupies."""
+    try:
+        parsed = parse_overrides(overrides)
+    except ConfigError as exc:
+        raise UserError(str(exc)) from None
+    value = parsed.get("train", {}).get("torch_threads", parsed.get("torch_threads", 1))
+    if not isinstance(value, int) or value < 1:
+        raise UserError(f"train.torch_threads must be a positive integer, got {value!r}")
+    return value
 
 
 def _default_out(spec: ExperimentSpec) -> Path:

@@ -18,6 +18,7 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
+from typing import Protocol
 
 from tqdm import tqdm
 
@@ -25,6 +26,55 @@ from core.experiments.grid import Cell, ExperimentSpec, cell_state, read_summary
 
 CellCommand = Callable[[Cell, Path, Path | None], list[str]]
 """(cell, its directory, the run directory to resume or None) -> the command that trains it."""
+
+
+class CellProcess(Protocol):
+    """A started cell, wherever it runs."""
+
+    def poll(self) -> int | None:
+        """Its exit status once it has ended, else None."""
+        ...
+
+    def stop(self) -> None:
+        """Ask it to stop at its next consistent point with a checkpoint (SIGTERM to the training process)."""
+        ...
+
+
+class Executor(Protocol):
+    """Where cells run: this machine's processes (LocalExecutor) or a Ray cluster (core.experiments.ray)."""
+
+    def start(self, argv: list[str], log: Path) -> CellProcess:
+        """Start `argv`, its output appended to `log`."""
+        ...
+
+    def close(self) -> None:
+        """Release what it holds once the grid has ended."""
+        ...
+
+
+class LocalProcess:
+    def __init__(self, argv: list[str], log: Path) -> None:
+        with log.open("ab") as out:
+            # a session of its own: a Ctrl-C at the terminal reaches the grid, which stops the cells itself
+            self.process = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+
+    def poll(self) -> int | None:
+        return self.process.poll()
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            with suppress(ProcessLookupError):
+                self.process.send_signal(signal.SIGTERM)
+
+
+class LocalExecutor:
+    """Cells as child processes of this one."""
+
+    def start(self, argv: list[str], log: Path) -> CellProcess:
+        return LocalProcess(argv, log)
+
+    def close(self) -> None:
+        pass
 
 POLL_S = 0.5
 # a run stopped by SIGINT / SIGTERM, checkpointed: it exits 130 / 143, or dies by the signal it re-raises
@@ -44,13 +94,15 @@ class GridResult:
 @dataclass
 class _Running:
     cell: Cell
-    process: subprocess.Popen[bytes]
+    process: CellProcess
     started: float
 
 
 def run_grid(spec: ExperimentSpec, out: Path, command: CellCommand, workers: int, max_hours: float | None = None,
-             progress: bool = True) -> GridResult:
-    """Train every unfinished cell of `spec` under `out`, at most `workers` at a time."""
+             progress: bool = True, executor: Executor | None = None) -> GridResult:
+    """Train every unfinished cell of `spec` under `out`, at most `workers` at a time, on `executor` (default:
+    processes on this machine)."""
+    executor = executor or LocalExecutor()
     out.mkdir(parents=True, exist_ok=True)
     cells = spec.cells()
     done = [c for c in cells if cell_state(c.directory(out)) == "done"]
@@ -68,11 +120,11 @@ def run_grid(spec: ExperimentSpec, out: Path, command: CellCommand, workers: int
                 stopped = "max-hours"
             if stopped is not None:
                 for r in running:
-                    _terminate(r.process)
+                    r.process.stop()
                 pending = []
             while pending and len(running) < workers:
                 cell = pending.pop(0)
-                running.append(_start(cell, out, command))
+                running.append(_start(cell, out, command, executor))
             time.sleep(POLL_S)
             for r in [r for r in running if r.process.poll() is not None]:
                 running.remove(r)
@@ -89,7 +141,7 @@ def run_grid(spec: ExperimentSpec, out: Path, command: CellCommand, workers: int
     return GridResult(done, failed, interrupted, stopped)
 
 
-def _start(cell: Cell, out: Path, command: CellCommand) -> _Running:
+def _start(cell: Cell, out: Path, command: CellCommand, executor: Executor) -> _Running:
     directory = cell.directory(out)
     directory.mkdir(parents=True, exist_ok=True)
     resume = run_dir(directory) if cell_state(directory) in ("interrupted", "failed") else None
@@ -97,18 +149,15 @@ def _start(cell: Cell, out: Path, command: CellCommand) -> _Running:
         resume = None
     _write_status(directory, "running")
     argv = command(cell, directory, resume)
-    with (directory / "log.txt").open("ab") as log:
-        log.write(f"$ {' '.join(argv)}\n".encode())
-        log.flush()
-        # a process group of its own: a Ctrl-C at the terminal reaches the grid, which stops the cells itself
-        process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    return _Running(cell, process, time.monotonic())
+    with (directory / "log.txt").open("a") as log:
+        log.write(f"$ {' '.join(argv)}\n")
+    return _Running(cell, executor.start(argv, directory / "log.txt"), time.monotonic())
 
 
 def _finish(r: _Running, out: Path) -> str | None:
     """Record how a cell's process ended: None (finished), "interrupted" (signalled, resumable) or its error."""
     directory = r.cell.directory(out)
-    code = r.process.returncode
+    code = r.process.poll()
     if code == 0 and read_summary(directory) is not None:
         _write_status(directory, "done", seconds=time.monotonic() - r.started)
         return None
@@ -118,12 +167,6 @@ def _finish(r: _Running, out: Path) -> str | None:
     error = _last_line(directory / "log.txt") or f"exit status {code}"
     _write_status(directory, "failed", error=error, returncode=code)
     return error
-
-
-def _terminate(process: subprocess.Popen[bytes]) -> None:
-    if process.poll() is None:
-        with suppress(ProcessLookupError):
-            process.send_signal(signal.SIGTERM)
 
 
 def _write_status(directory: Path, state: str, **extra: object) -> None:
