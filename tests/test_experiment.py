@@ -75,6 +75,12 @@ def test_a_grid_runs_every_cell_and_a_failing_cell_does_not_stop_the_others(tmp_
     for run in runs.values():
         assert [run[k]["step_count"] for k in ("step_0", "step_1")] == [100, 200]
         assert len(run["absolute_metrics"]["return"]) == 2
+    for name in ("summary.md", "summary.csv", "learning_curves.png", "final_scores.png", "performance_profile.png"):
+        assert (out / name).stat().st_size > 0, name
+    assert "every 100 env steps on 2 episodes with greedy actions" in (out / "summary.md").read_text()
+    (out / "summary.md").unlink()
+    again = experiment("--report", str(out))
+    assert again.returncode == 0 and (out / "summary.md").is_file()
     for seed in (0, 1):  # each cell is an ordinary run: its own config, metrics and checkpoint
         run_dirs = list((out / "cells" / "mpe_simple_spread" / "mappo" / f"seed{seed}" / "run").glob("*/*/*"))
         assert len(run_dirs) == 1 and (run_dirs[0] / "config.yaml").is_file()
@@ -92,6 +98,8 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path):
     experiment("--algos", "mappo", "--seeds", "1", "--out", str(tmp_path / "other"), *TINY)
     result = experiment("--algos", "ippo", "--seeds", "1", "--out", str(tmp_path / "other"), *TINY)
     assert result.returncode == 2 and "holds another experiment" in result.stderr
+    result = experiment("--report", str(tmp_path / "missing"))
+    assert result.returncode == 2 and "has no results.json" in result.stderr
 
 
 @pytest.mark.slow

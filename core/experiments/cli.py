@@ -114,6 +114,7 @@ def main(argv: list[str] | None, scripts: Mapping[str, Path]) -> int:
         executor.close()
     write_results(spec.cells(), out)
     _print_outcome(result, out)
+    _write_report([out], out, _protocol(spec, out))
     if result.stopped == "signal":
         return 130
     if result.failed:
@@ -122,13 +123,36 @@ def main(argv: list[str] | None, scripts: Mapping[str, Path]) -> int:
 
 
 def _report_only(dirs: list[Path], out: Path | None) -> int:
+    """Re-render one experiment's report in place, or compare several into --out."""
+    if out is None and len(dirs) > 1:
+        raise UserError("comparing several experiments needs --out DIR for their joint report")
     missing = [d for d in dirs if not (d / "results.json").is_file()]
     if missing:
-        print(f"error: {missing[0]} has no results.json (not an experiment directory?)", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    print(f"results: {', '.join(str(d / 'results.json') for d in dirs)} -> {out or dirs[0]}")
-    return 0
+        raise UserError(f"{missing[0]} has no results.json (not an experiment directory?)")
+    target = out or dirs[0]
+    protocols = [_protocol(None, d) for d in dirs]
+    return 0 if _write_report(dirs, target, protocols[0] if all(p == protocols[0] for p in protocols) else {}) else 1
 
+
+def _write_report(dirs: list[Path], out: Path, protocol: dict[str, Any]) -> bool:
+    """summary.md, summary.csv and the figures; a report that cannot be made is one line, the results stay."""
+    from core.experiments.report import report
+
+    try:
+        written = report(dirs, out, protocol)
+    except UserError as exc:  # no metric to report, clashing runs, rliable missing
+        print(f"no report: {exc}", file=sys.stderr)
+        return False
+    print(f"report: {', '.join(str(p) for p in written if p.suffix == '.md')} (and .csv, .png beside it)")
+    return True
+
+
+def _protocol(spec: ExperimentSpec | None, out: Path) -> dict[str, Any]:
+    """The evaluation protocol the cells ran with (from a cell's saved config): interval, episodes, greedy."""
+    for config in sorted((out / "cells").glob("*/*/*/run/*/*/*/config.yaml")):
+        train = load_yaml(config).get("train") or {}
+        return {"interval": train.get("eval_interval"), "episodes": train.get("eval_episodes"), "greedy": True}
+    return {}
 
 def _print_outcome(result: GridResult, out: Path) -> None:
     print(f"{len(result.done)} cells finished, {len(result.failed)} failed, {len(result.interrupted)} to continue; "
