@@ -23,6 +23,25 @@ def experiment(*args: str, **kwargs) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=300, **kwargs)
 
 
+def assert_marl_eval_schema(results: dict) -> None:
+    """marl-eval's documented raw-data structure (marl-eval does not install here, so its schema is checked):
+    environment -> task -> algorithm -> run -> step_1..step_k {step_count, metric: [per episode]} and
+    absolute_metrics {metric: [per episode]}."""
+    for tasks in results.values():
+        for algos in tasks.values():
+            for runs in algos.values():
+                for run in runs.values():
+                    steps = [k for k in run if k != "absolute_metrics"]
+                    assert steps == [f"step_{i}" for i in range(1, len(steps) + 1)]
+                    counts = [run[k]["step_count"] for k in steps]
+                    assert all(isinstance(c, int) for c in counts) and counts == sorted(set(counts))
+                    for record in [*(run[k] for k in steps), run.get("absolute_metrics", {})]:
+                        metrics = {k: v for k, v in record.items() if k != "step_count"}
+                        assert all(isinstance(v, list) and all(isinstance(x, float) for x in v)
+                                   for v in metrics.values())
+                        assert len({len(v) for v in metrics.values()}) <= 1  # one value per episode each
+
+
 def test_seeds_are_a_count_or_a_list():
     assert parse_seeds("5") == [0, 1, 2, 3, 4]
     assert parse_seeds("3,7,9") == [3, 7, 9]
@@ -49,8 +68,8 @@ def test_results_follow_marl_eval_raw_format_and_a_repeated_step_counts_once(tmp
              {"env_steps": 200, "return": [5.0, 6.0], "length": [5.0, 6.0], "win": [1.0, 0.0]}]  # resumed, again
     (run / "evaluations.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines) + '{"env_st')
     assert collect([cell], tmp_path) == {"smac": {"3m": {"mappo": {"run_4": {
-        "step_0": {"step_count": 100, "return": [1.0, 2.0], "win_rate": [0.0, 1.0]},
-        "step_1": {"step_count": 200, "return": [5.0, 6.0], "win_rate": [1.0, 0.0]}}}}}}  # unfinished: no absolute
+        "step_1": {"step_count": 100, "return": [1.0, 2.0], "win_rate": [0.0, 1.0]},
+        "step_2": {"step_count": 200, "return": [5.0, 6.0], "win_rate": [1.0, 0.0]}}}}}}  # unfinished: no absolute
     (cell.directory(tmp_path) / "summary.json").write_text(json.dumps({"signal": None}))
     run_4 = collect([cell], tmp_path)["smac"]["3m"]["mappo"]["run_4"]
     assert run_4["absolute_metrics"] == {"return": [5.0, 6.0], "win_rate": [1.0, 0.0]}
@@ -70,10 +89,11 @@ def test_a_grid_runs_every_cell_and_a_failing_cell_does_not_stop_the_others(tmp_
     assert states == {"mappo/mpe_simple_spread/seed0": "done", "mappo/mpe_simple_spread/seed1": "done",
                       "ippo/mpe_simple_spread/seed0": "failed", "ippo/mpe_simple_spread/seed1": "failed"}
     results = json.loads((out / "results.json").read_text())
+    assert_marl_eval_schema(results)
     runs = results["mpe"]["simple_spread"]["mappo"]
     assert set(runs) == {"run_0", "run_1"} and "ippo" not in results["mpe"]["simple_spread"]
     for run in runs.values():
-        assert [run[k]["step_count"] for k in ("step_0", "step_1")] == [100, 200]
+        assert [run[k]["step_count"] for k in ("step_1", "step_2")] == [100, 200]
         assert len(run["absolute_metrics"]["return"]) == 2
     for name in ("summary.md", "summary.csv", "learning_curves.png", "final_scores.png", "performance_profile.png"):
         assert (out / name).stat().st_size > 0, name

@@ -1,6 +1,6 @@
 """Collect the cells' evaluations into results.json, in marl-eval's raw-data format:
 
-    {environment: {task: {algorithm: {"run_<seed>": {"step_<i>": {"step_count": env steps,
+    {environment: {task: {algorithm: {"run_<seed>": {"step_<i>": {"step_count": env steps,  # i from 1
                                                                "return": [per episode], "win_rate": [...]},
                                                     ...,
                                                     "absolute_metrics": {the final evaluation's metrics}}}}}}
@@ -59,7 +59,7 @@ def collect(cells: list[Cell], out: Path) -> dict[str, Any]:
         if not records:
             continue
         run: dict[str, Any] = {}
-        for i, record in enumerate(records):
+        for i, record in enumerate(records, start=1):  # step_1 ... step_k, as marl-eval documents
             run[f"step_{i}"] = {"step_count": record["env_steps"],
                                 **{name: record[key] for key, name in METRICS.items() if key in record}}
         if read_summary(directory) is not None:
