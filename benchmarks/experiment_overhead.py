@@ -3,8 +3,9 @@
     python benchmarks/experiment_overhead.py --algo mappo --env smac_3m --steps 40000 --cells 4 --repeats 3
 
 Per repeat: a bare `scripts/train_marl.py` run and a one-cell `scripts/experiment.py` grid of the same run
-(the overhead per cell is the difference in wall time); then the same `--cells` seeds as a grid with
---workers 1 and with --workers 2 (the speed-up is the ratio). Prints each measurement and medians.
+and the same `--cells` seeds as grids with --workers 1 and --workers 2. With bare time b, a one-cell grid
+takes F + b + p and an n-cell serial grid F + n (b + p): F is the grid's fixed cost (start-up, results and
+report), p the cost per cell. The speed-up is serial over 2 workers. Prints each measurement and medians.
 """
 from __future__ import annotations
 
@@ -47,10 +48,11 @@ def main() -> None:
             parallel.append(timed([*grid, "--seeds", str(args.cells), "--workers", "2", "--out", f"{tmp}/w2"]))
         print(f"repeat {i}: bare {bare[-1]:.1f} s, one-cell grid {one_cell[-1]:.1f} s, {args.cells} cells "
               f"workers=1 {serial[-1]:.1f} s, workers=2 {parallel[-1]:.1f} s", flush=True)
-    med = statistics.median
-    print(f"median: bare {med(bare):.1f} s, one-cell grid {med(one_cell):.1f} s "
-          f"(overhead {med(one_cell) - med(bare):+.1f} s per cell); {args.cells} cells: workers=1 {med(serial):.1f} s, "
-          f"workers=2 {med(parallel):.1f} s (speed-up {med(serial) / med(parallel):.2f}x)")
+    b, one, serial_s, parallel_s = (statistics.median(x) for x in (bare, one_cell, serial, parallel))
+    per_cell = (serial_s - one - (args.cells - 1) * b) / (args.cells - 1)
+    print(f"median: bare {b:.1f} s, one-cell grid {one:.1f} s, {args.cells} cells workers=1 {serial_s:.1f} s, "
+          f"workers=2 {parallel_s:.1f} s; fixed cost {one - b - per_cell:.1f} s per grid, {per_cell:.2f} s per "
+          f"cell; speed-up of 2 workers {serial_s / parallel_s:.2f}x")
 
 
 if __name__ == "__main__":
