@@ -170,3 +170,14 @@ def test_the_same_grid_runs_on_a_local_ray_into_the_same_layout(tmp_path):
     runs = json.loads((out / "results.json").read_text())["mpe"]["simple_spread"]
     assert {algo: sorted(r) for algo, r in runs.items()} == {"mappo": ["run_0", "run_1"], "ippo": ["run_0", "run_1"]}
     assert all("absolute_metrics" in run for r in runs.values() for run in r.values())
+
+
+@pytest.mark.slow
+def test_max_hours_stops_the_grid_with_its_cells_checkpointed(tmp_path):
+    out = tmp_path / "exp"
+    result = experiment("--algos", "mappo", "--envs", "smac_3m", "--seeds", "1", "--steps", "2000000",
+                        "--max-hours", "0.002", "--no-progress", "--out", str(out), "train.eval_episodes=2",
+                        "train.eval_envs=2")  # 7.2 s of a run that would take minutes
+    assert result.returncode == 75, result.stdout + result.stderr
+    assert "0 cells finished, 0 failed, 1 to continue" in result.stdout and "--max-hours" in result.stdout
+    assert cell_state(Cell("mappo", "smac_3m", 0).directory(out)) == "interrupted"
