@@ -111,13 +111,16 @@ def test_a_grid_runs_every_cell_and_a_failing_cell_does_not_stop_the_others(tmp_
 def test_bad_input_is_one_line_and_exit_2(tmp_path):
     for args, message in [(["--algos", "mappo,nope", *TINY], "unknown algorithm 'nope'"),
                           (["--algos", "mappo", "--seeds", "x", *TINY], "--seeds must be a count"),
-                          (["--envs", "smac_3m", "--steps", "10"], "the following arguments are required: --algos")]:
+                          (["--envs", "smac_3m", "--steps", "10"], "the following arguments are required: --algos"),
+                          (["--algos", "mappo", "--envs", "smac_3m", "--steps", "0"], "--steps must be a positive")]:
         result = experiment(*args, "--out", str(tmp_path / "exp"))
         assert result.returncode == 2 and result.stderr.strip().splitlines() == [result.stderr.strip()]
         assert message in result.stderr
     experiment("--algos", "mappo", "--seeds", "1", "--out", str(tmp_path / "other"), *TINY)
     result = experiment("--algos", "ippo", "--seeds", "1", "--out", str(tmp_path / "other"), *TINY)
     assert result.returncode == 2 and "holds another experiment" in result.stderr
+    result = experiment("--algos", "mappo", "--seeds", "1", "--out", "/dev/null/exp", *TINY)
+    assert result.returncode == 2 and "cannot create the experiment directory" in result.stderr
     result = experiment("--report", str(tmp_path / "missing"))
     assert result.returncode == 2 and "has no results.json" in result.stderr
 

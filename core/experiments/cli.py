@@ -54,7 +54,8 @@ def spec_from_args(args: argparse.Namespace) -> ExperimentSpec:
     algos = _names(args.algos) if args.algos else _list(data.get("algos"), "algos")
     envs = _names(args.envs) if args.envs else _list(data.get("envs"), "envs")
     steps = args.steps if args.steps is not None else data.get("steps")
-    missing = [flag for flag, value in (("--algos", algos), ("--envs", envs), ("--steps", steps)) if not value]
+    missing = [flag for flag, value in (("--algos", algos), ("--envs", envs), ("--steps", steps))
+               if value is None or value == []]
     if missing:
         raise UserError(f"the following arguments are required: {', '.join(missing)}")
     if not isinstance(steps, int) or steps < 1:
@@ -191,8 +192,11 @@ def _claim(out: Path, spec: ExperimentSpec) -> None:
         if saved != spec.to_dict():
             raise UserError(f"{out} holds another experiment ({path}); rerun with its settings or choose --out")
         return
-    out.mkdir(parents=True, exist_ok=True)
-    path.write_text(yaml.safe_dump(spec.to_dict(), sort_keys=False))
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        path.write_text(yaml.safe_dump(spec.to_dict(), sort_keys=False))
+    except OSError as exc:
+        raise UserError(f"cannot create the experiment directory --out {out}: {exc.strerror or exc}") from None
 
 
 def _names(text: str) -> list[str]:
