@@ -133,10 +133,14 @@ def _route_overrides(overrides: dict[str, Any], algo_config_cls: type) -> dict[s
     return routed
 
 
+def env_dir_name(env: str) -> str:
+    """An env name as one path component (user envs are named package.module:factory)."""
+    return env.replace(":", "_").replace("/", "_")
+
+
 def make_run_dir(logdir: str | Path, env: str, algo: str, seed: int) -> Path:
     """runs/<env>/<algo>/<YYYYmmdd-HHMMSS>-seed<k>/ (suffixed if it already exists)."""
-    safe_env = env.replace(":", "_").replace("/", "_")
-    base = Path(logdir) / safe_env / algo / f"{time.strftime('%Y%m%d-%H%M%S')}-seed{seed}"
+    base = Path(logdir) / env_dir_name(env) / algo / f"{time.strftime('%Y%m%d-%H%M%S')}-seed{seed}"
     path, k = base, 1
     while path.exists():
         k += 1

@@ -16,6 +16,7 @@ import yaml
 
 from core.cli import Parser
 from core.config import load_yaml, parse_overrides
+from core.run_config import env_dir_name
 from core.errors import EXIT_BAD_INPUT, EXIT_RUN_FAILED, ConfigError, UserError
 from core.experiments.grid import Cell, ExperimentSpec, parse_seeds
 from core.experiments.results import write_results
@@ -180,7 +181,7 @@ def _torch_threads(overrides: list[str]) -> int:
 
 def _default_out(spec: ExperimentSpec) -> Path:
     steps = f"{spec.steps // 1000}k" if spec.steps % 1000 == 0 else str(spec.steps)
-    envs = "-".join(e.replace(":", "_").replace("/", "_") for e in spec.envs)
+    envs = "-".join(env_dir_name(e) for e in spec.envs)
     return Path("experiments") / f"{'-'.join(spec.algos)}_{envs}_{steps}"
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from core.checkpoint import checkpoint_dirs
+from core.run_config import env_dir_name
 
 CellState = Literal["new", "interrupted", "done", "failed"]
 
@@ -33,7 +34,7 @@ class Cell:
         return f"{self.algo}/{self.env}/seed{self.seed}"
 
     def directory(self, out: Path) -> Path:
-        return out / "cells" / safe_name(self.env) / self.algo / f"seed{self.seed}"
+        return out / "cells" / env_dir_name(self.env) / self.algo / f"seed{self.seed}"
 
 
 @dataclass
@@ -57,11 +58,6 @@ class ExperimentSpec:
     def to_dict(self) -> dict[str, Any]:
         return {"algos": self.algos, "envs": self.envs, "seeds": self.seeds, "steps": self.steps,
                 "overrides": self.overrides, "algo_overrides": self.algo_overrides}
-
-
-def safe_name(env: str) -> str:
-    """An env name as one path component (user envs are named package.module:factory)."""
-    return env.replace(":", "_").replace("/", "_")
 
 
 def parse_seeds(text: str) -> list[int]:
