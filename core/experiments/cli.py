@@ -116,7 +116,7 @@ def main(argv: list[str] | None, scripts: Mapping[str, Path]) -> int:
         executor.close()
     write_results(spec.cells(), out)
     _print_outcome(result, out)
-    _write_report([out], out, _protocol(spec, out))
+    _write_report([out], out, _protocol(out))
     if result.stopped == "signal":
         return 130
     if result.failed:
@@ -132,7 +132,7 @@ def _report_only(dirs: list[Path], out: Path | None) -> int:
     if missing:
         raise UserError(f"{missing[0]} has no results.json (not an experiment directory?)")
     target = out or dirs[0]
-    protocols = [_protocol(None, d) for d in dirs]
+    protocols = [_protocol(d) for d in dirs]
     return 0 if _write_report(dirs, target, protocols[0] if all(p == protocols[0] for p in protocols) else {}) else 1
 
 
@@ -149,7 +149,7 @@ def _write_report(dirs: list[Path], out: Path, protocol: dict[str, Any]) -> bool
     return True
 
 
-def _protocol(spec: ExperimentSpec | None, out: Path) -> dict[str, Any]:
+def _protocol(out: Path) -> dict[str, Any]:
     """The evaluation protocol the cells ran with (from a cell's saved config): interval, episodes, greedy."""
     for config in sorted((out / "cells").glob("*/*/*/run/*/*/*/config.yaml")):
         train = load_yaml(config).get("train") or {}

@@ -135,7 +135,8 @@ def run_grid(spec: ExperimentSpec, out: Path, command: CellCommand, workers: int
                 elif outcome != "interrupted":
                     failed[r.cell] = outcome
                     bar.update(1)
-            bar.set_postfix_str(_status(done, failed, running, out), refresh=True)
+            if progress:  # reads each running cell's latest evaluation: only for a bar that shows it
+                bar.set_postfix_str(_status(done, failed, running, out), refresh=True)
     bar.close()
     interrupted = [c for c in cells if c not in done and c not in failed]
     return GridResult(done, failed, interrupted, stopped)
