@@ -4,15 +4,9 @@ python scripts/experiment.py --algos mappo,qmix --envs smac_3m --seeds 5 --steps
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from core.experiments.cli import main  # noqa: E402
-from marl.algos import ALGOS as MARL_ALGOS  # noqa: E402
-from single_agent.algos import ALGOS as SINGLE_ALGOS  # noqa: E402
-
-SCRIPTS = {**{a: ROOT / "scripts" / "train_single.py" for a in SINGLE_ALGOS},
-           **{a: ROOT / "scripts" / "train_marl.py" for a in MARL_ALGOS}}
+from core.experiments.cli import main
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:], SCRIPTS))
+    sys.exit(main())

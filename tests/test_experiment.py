@@ -6,12 +6,17 @@ import signal
 import subprocess
 import sys
 import time
+from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from core.errors import UserError
+from core.experiments import report_experiments, run_experiment, trainers
 from core.experiments.grid import Cell, ExperimentSpec, cell_state, parse_seeds
 from core.experiments.results import collect, env_task
+from core.experiments.trainers import training_modules
 
 ROOT = Path(__file__).resolve().parent.parent
 TINY = ["--envs", "mpe_simple_spread", "--steps", "200", "--no-progress", "algo.rollout_steps=25",
@@ -184,3 +189,43 @@ def test_max_hours_stops_the_grid_with_its_cells_checkpointed(tmp_path):
     assert result.returncode == 75, result.stdout + result.stderr
     assert "0 cells finished, 0 failed, 1 to continue" in result.stdout and "--max-hours" in result.stdout
     assert cell_state(Cell("mappo", "smac_3m", 0).directory(out)) == "interrupted"
+
+
+def test_the_python_api_runs_a_grid_reports_it_and_skips_finished_cells_on_a_rerun(tmp_path):
+    spec = ExperimentSpec(["dqn"], ["CartPole-v1"], [0], 300,
+                          overrides=["train.eval_interval=150", "train.eval_episodes=2", "algo.learning_starts=100",
+                                     "algo.iteration_steps=150"])
+    result = run_experiment(spec, tmp_path / "exp", progress=False)
+    assert [c.name for c in result.done] == ["dqn/CartPole-v1/seed0"] and not result.failed, result.failed
+    assert result.stopped is None and result.results == tmp_path / "exp" / "results.json"
+    assert {p.name for p in result.report} >= {"summary.md", "learning_curves.png"}
+    run = json.loads(result.results.read_text())["gymnasium"]["CartPole-v1"]["dqn"]["run_0"]
+    assert [run[k]["step_count"] for k in ("step_1", "step_2")] == [150, 300]
+    log = Cell("dqn", "CartPole-v1", 0).directory(tmp_path / "exp") / "log.txt"
+    assert log.read_text().count("$ ") == 1 and "-m core.launch single_agent.cli" in log.read_text()
+    again = run_experiment(spec, tmp_path / "exp", progress=False)
+    assert len(again.done) == 1 and log.read_text().count("$ ") == 1  # nothing trained twice
+    assert report_experiments([tmp_path / "exp"]) == result.report
+    with pytest.raises(UserError, match="holds another experiment"):
+        run_experiment(ExperimentSpec(["ppo"], ["CartPole-v1"], [0], 300), tmp_path / "exp")
+
+
+def test_a_spec_rejects_empty_or_repeated_names_and_bad_budgets():
+    bad: list[tuple[dict[str, Any], str]] = [
+        ({"algos": []}, "--algos is empty"), ({"envs": ["a", "a"]}, "--envs gives 'a' twice"),
+        ({"seeds": [-1]}, "non-negative"), ({"steps": 0}, "--steps must be a positive")]
+    for kwargs, message in bad:
+        with pytest.raises(UserError, match=message):
+            ExperimentSpec(**{"algos": ["mappo"], "envs": ["smac_3m"], "seeds": [0], "steps": 10, **kwargs})
+
+
+def test_trainers_come_from_entry_points_and_a_broken_one_is_one_line(monkeypatch):
+    modules = training_modules()
+    assert modules["mappo"] == "marl.cli" and modules["dqn"] == "single_agent.cli"
+    broken = metadata.EntryPoint("mine", "no_such_module:ALGOS", trainers.GROUP)
+    monkeypatch.setattr(trainers.metadata, "entry_points", lambda group: [broken])
+    with pytest.raises(UserError, match=r"trainer 'mine' .* loading its entry point failed"):
+        training_modules()
+    monkeypatch.setattr(trainers.metadata, "entry_points", lambda group: [])
+    with pytest.raises(UserError, match="no training entry points are installed"):
+        training_modules()

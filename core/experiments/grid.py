@@ -11,11 +11,13 @@ Layout under the experiment directory `out`:
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from core.checkpoint import checkpoint_dirs
+from core.errors import UserError
 from core.run_config import env_dir_name
 
 CellState = Literal["new", "interrupted", "done", "failed"]
@@ -40,7 +42,8 @@ class Cell:
 @dataclass
 class ExperimentSpec:
     """What to run: every algorithm on every env for every seed, `steps` env steps each. `overrides` (key=value)
-    apply to every cell, `algo_overrides[algo]` after them to that algorithm's cells."""
+    apply to every cell, `algo_overrides[algo]` after them to that algorithm's cells. Raises UserError for an
+    empty or repeated name or seed, or a budget below 1."""
 
     algos: list[str]
     envs: list[str]
@@ -48,6 +51,16 @@ class ExperimentSpec:
     steps: int
     overrides: list[str] = field(default_factory=list)
     algo_overrides: dict[str, list[str]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.algos, self.envs = _unique(self.algos, "--algos"), _unique(self.envs, "--envs")
+        self.seeds = _unique(self.seeds, "--seeds")
+        if any(isinstance(s, bool) or not isinstance(s, int) or s < 0 for s in self.seeds):
+            raise UserError(f"seeds must be non-negative integers, got {self.seeds}")
+        if isinstance(self.steps, bool) or not isinstance(self.steps, int) or self.steps < 1:
+            raise UserError(f"--steps must be a positive integer, got {self.steps!r}")
+        self.overrides = list(self.overrides)
+        self.algo_overrides = {a: list(o) for a, o in self.algo_overrides.items()}
 
     def cells(self) -> list[Cell]:
         return [Cell(a, e, s) for e in self.envs for a in self.algos for s in self.seeds]
@@ -58,6 +71,16 @@ class ExperimentSpec:
     def to_dict(self) -> dict[str, Any]:
         return {"algos": self.algos, "envs": self.envs, "seeds": self.seeds, "steps": self.steps,
                 "overrides": self.overrides, "algo_overrides": self.algo_overrides}
+
+
+def _unique(values: Iterable[Any], flag: str) -> list[Any]:
+    items = list(values)
+    if not items:
+        raise UserError(f"{flag} is empty")
+    repeated = [v for i, v in enumerate(items) if v in items[:i]]
+    if repeated:
+        raise UserError(f"{flag} gives {repeated[0]!r} twice")
+    return items
 
 
 def parse_seeds(text: str) -> list[int]:
