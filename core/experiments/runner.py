@@ -2,9 +2,10 @@
 
 Each cell is `python -m core.launch <trainer module> ...` (core.experiments.trainers) in its own directory
 (core.experiments.grid), so a cell is an ordinary run: TensorBoard, --resume and evaluation work on it as on any
-other. A rerun of the same grid skips finished cells and resumes interrupted ones from their last checkpoint; a failed cell is recorded with
-its error and the others go on. SIGINT/SIGTERM, or `max_hours` running out, stop every running cell at its next
-iteration boundary with a checkpoint (training's own signal handling) and start no more.
+other. A rerun of the same grid skips finished cells and resumes interrupted ones from their last checkpoint; a
+failed cell is recorded with its error and the others go on. SIGINT/SIGTERM, or `max_hours` running out, stop
+every running cell at its next iteration boundary with a checkpoint (training's own signal handling) and start
+no more.
 """
 from __future__ import annotations
 
