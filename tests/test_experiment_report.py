@@ -24,6 +24,7 @@ from core.experiments.report import (
     primary_metrics,
     probabilities_of_improvement,
     probability_of_improvement,
+    run_scores,
     summarize,
     write_report,
 )
@@ -122,6 +123,15 @@ def test_final_scores_fall_back_to_the_last_evaluation_and_skip_a_missing_metric
     assert final_scores(results, "win_rate") == {}
     assert summarize(results, "win_rate") == []
     assert probabilities_of_improvement(results, "win_rate") == []
+
+
+def test_a_late_collapse_shows_in_the_lowest_of_the_last_three_evaluations() -> None:
+    results = {"smac": {"3m": {"coma": {"run_0": run(90.0, (0.0, 95.0, 5.0, 100.0, 90.0)),
+                                        "run_1": run(80.0, (0.0, 80.0, 85.0, 90.0, 80.0))}}}}
+    by_run = run_scores(results, "return")[("smac", "3m")]["coma"]
+    assert [(r.run, r.final, r.recent_min) for r in by_run] == [("run_0", 90.0, 5.0), ("run_1", 80.0, 80.0)]
+    (row,) = summarize(results, "return", reps=REPS)
+    assert (row.min, row.recent_min) == (80.0, 5.0)
 
 
 def test_learning_curves_keep_the_evaluations_every_run_reached() -> None:

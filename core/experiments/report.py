@@ -48,6 +48,7 @@ METRIC_LABELS = {"win_rate": "win rate (%)", "return": "episode return"}
 PERCENT_METRICS = frozenset({"win_rate"})
 STATISTICS = ("IQM", "mean", "median")
 CONFIDENCE = 0.95
+RECENT_EVALS = 3  # a run's stability: its lowest score over its last this many evaluations
 
 
 class ResultsError(UserError, ValueError):
@@ -73,6 +74,15 @@ class ScoreSummary(NamedTuple):
     median: Estimate
     min: float
     max: float
+    recent_min: float  # the lowest score of any run over its last RECENT_EVALS evaluations
+
+
+class RunScore(NamedTuple):
+    """One run's final score and its lowest over its last RECENT_EVALS evaluations (a late collapse shows)."""
+
+    run: str
+    final: float
+    recent_min: float
 
 
 class Improvement(NamedTuple):
@@ -127,8 +137,9 @@ def _children(node: object, path: Path, where: tuple[str, ...]) -> Iterator[tupl
     yield from node.items()
 
 
-def _runs(results: Results) -> Iterator[tuple[str, str, str, list[Mapping[str, Any]]]]:
-    """(env, task, algorithm, its runs) in sorted order, runs by seed: the bootstraps see the same order always."""
+def _runs(results: Results) -> Iterator[tuple[str, str, str, list[tuple[str, Mapping[str, Any]]]]]:
+    """(env, task, algorithm, its (name, run) pairs) in sorted order, runs by seed: the bootstraps see the same
+    order always."""
 
     def run_order(name: str) -> tuple[int, int, str]:
         seed = name.removeprefix("run_")
@@ -138,7 +149,7 @@ def _runs(results: Results) -> Iterator[tuple[str, str, str, list[Mapping[str, A
         for task in sorted(results[env]):
             for algo in sorted(results[env][task]):
                 runs = results[env][task][algo]
-                yield env, task, algo, [runs[name] for name in sorted(runs, key=run_order)]
+                yield env, task, algo, [(name, runs[name]) for name in sorted(runs, key=run_order)]
 
 
 def _steps(run: Mapping[str, Any]) -> list[Mapping[str, Any]]:
@@ -153,20 +164,28 @@ def _episode_mean(record: Mapping[str, Any] | None, metric: str) -> float | None
     return float(np.mean(values)) if values else None
 
 
-def final_scores(results: Results, metric: str) -> dict[TaskKey, dict[str, FloatArray]]:
+def run_scores(results: Results, metric: str) -> dict[TaskKey, dict[str, list[RunScore]]]:
     """Per (env, task) and algorithm, each run's mean of `metric` over its final evaluation's episodes
-    (`absolute_metrics`, else its last evaluation: an unfinished run). Runs without the metric are left out."""
-    scores: dict[TaskKey, dict[str, FloatArray]] = {}
+    (`absolute_metrics`, else its last evaluation: an unfinished run) and its lowest such mean over its last
+    RECENT_EVALS evaluations. Runs without the metric are left out."""
+    scores: dict[TaskKey, dict[str, list[RunScore]]] = {}
     for env, task, algo, runs in _runs(results):
-        values = []
-        for run in runs:
+        rows = []
+        for name, run in runs:
             steps = _steps(run)
-            score = _episode_mean(run.get("absolute_metrics") or (steps[-1] if steps else None), metric)
-            if score is not None:
-                values.append(score)
-        if values:
-            scores.setdefault((env, task), {})[algo] = np.asarray(values, dtype=np.float64)
+            final = _episode_mean(run.get("absolute_metrics") or (steps[-1] if steps else None), metric)
+            if final is not None:
+                recent = [v for step in steps[-RECENT_EVALS:] if (v := _episode_mean(step, metric)) is not None]
+                rows.append(RunScore(name, final, min([final, *recent])))
+        if rows:
+            scores.setdefault((env, task), {})[algo] = rows
     return scores
+
+
+def final_scores(results: Results, metric: str) -> dict[TaskKey, dict[str, FloatArray]]:
+    """Per (env, task) and algorithm, each run's final score (see run_scores)."""
+    return {key: {algo: np.array([r.final for r in rows], dtype=np.float64) for algo, rows in by_algo.items()}
+            for key, by_algo in run_scores(results, metric).items()}
 
 
 def learning_curves(results: Results, metric: str) -> dict[TaskKey, dict[str, tuple[FloatArray, FloatArray]]]:
@@ -175,7 +194,7 @@ def learning_curves(results: Results, metric: str) -> dict[TaskKey, dict[str, tu
     curves: dict[TaskKey, dict[str, tuple[FloatArray, FloatArray]]] = {}
     for env, task, algo, runs in _runs(results):
         points = []
-        for run in runs:
+        for _, run in runs:
             run_points = [(float(step["step_count"]), value) for step in _steps(run)
                           if (value := _episode_mean(step, metric)) is not None]
             if run_points:
@@ -228,13 +247,14 @@ def aggregates(scores: FloatArray) -> FloatArray:
 def summarize(results: Results, metric: str, reps: int = 2000, seed: int = 0) -> list[ScoreSummary]:
     """IQM, mean and median over runs of each algorithm's final `metric` per task with 95% CIs, and min and max."""
     rows = []
-    for (env, task), by_algo in final_scores(results, metric).items():
-        for algo, scores in by_algo.items():
+    for (env, task), by_algo in run_scores(results, metric).items():
+        for algo, runs in by_algo.items():
+            scores = np.array([r.final for r in runs], dtype=np.float64)
             points, intervals = bootstrap(scores[:, None], aggregates, reps, seed)
             iqm, mean, median = (Estimate(float(p), float(lo), float(hi))
                                  for p, lo, hi in zip(points, *intervals, strict=True))
             rows.append(ScoreSummary(env, task, algo, metric, len(scores), iqm, mean, median,
-                                     float(scores.min()), float(scores.max())))
+                                     float(scores.min()), float(scores.max()), min(r.recent_min for r in runs)))
     return rows
 
 
@@ -303,9 +323,9 @@ def write_summary_csv(summaries: Sequence[ScoreSummary], path: Path) -> Path:
     with path.open("w", newline="") as f:
         writer = csv.writer(f)
         writer.writerow(["env", "task", "algo", "metric", "n_runs", "iqm", "iqm_lo", "iqm_hi", "mean", "mean_lo",
-                         "mean_hi", "median", "median_lo", "median_hi", "min", "max"])
+                         "mean_hi", "median", "median_lo", "median_hi", "min", "max", "recent_min"])
         for s in summaries:
-            values = (*s.iqm, *s.mean, *s.median, s.min, s.max)
+            values = (*s.iqm, *s.mean, *s.median, s.min, s.max, s.recent_min)
             writer.writerow([s.env, s.task, s.algo, s.metric, s.n_runs, *(round(v, 6) for v in values)])
     return path
 
@@ -325,7 +345,8 @@ def protocol_text(protocol: Mapping[str, Any], reps: int, seed: int) -> str:
     sentences = [f"Each run was evaluated{how}."] if how else []
     sentences += [
         "A run's final score is its mean over the episodes of its final evaluation (its last one if it did not "
-        "finish).",
+        f"finish); \"min of last {RECENT_EVALS}\" is the lowest score of any run over its last {RECENT_EVALS} "
+        "evaluations (a run that collapses late shows there).",
         "IQM is the mean of the middle 50% of runs (the 25% trimmed mean); the median is over runs; intervals are "
         f"{CONFIDENCE:.0%} percentile stratified-bootstrap confidence intervals over runs ({reps} resamples, "
         f"seed {seed}), computed with rliable.",
@@ -344,21 +365,29 @@ def _md_table(header: Sequence[str], rows: Iterable[Sequence[object]], numeric_f
 
 
 def write_summary_md(summaries: Sequence[ScoreSummary], improvements: Sequence[Improvement],
+                     runs: Mapping[str, Mapping[TaskKey, Mapping[str, Sequence[RunScore]]]],
                      protocol: Mapping[str, Any], path: Path, reps: int = 2000, seed: int = 0) -> Path:
-    """A Markdown table of final scores per metric, each followed by its probabilities of improvement, then the
-    evaluation protocol."""
+    """Per metric: a Markdown table of final scores, the probabilities of improvement and every run's scores;
+    then the evaluation protocol. `runs` is run_scores per metric."""
     lines = ["# Experiment report", ""]
     for metric in dict.fromkeys(s.metric for s in summaries):
         rows = [(s.env, s.task, s.algo, s.n_runs, *(_fmt_estimate(e, metric) for e in (s.iqm, s.mean, s.median)),
-                 _fmt(s.min, metric), _fmt(s.max, metric)) for s in summaries if s.metric == metric]
+                 _fmt(s.min, metric), _fmt(s.max, metric), _fmt(s.recent_min, metric))
+                for s in summaries if s.metric == metric]
         lines += [f"## Final {_label(metric)}", "",
                   *_md_table(["env", "task", "algorithm", "runs", *(f"{name} [95% CI]" for name in STATISTICS),
-                              "min", "max"], rows, numeric_from=3), ""]
+                              "min", "max", f"min of last {RECENT_EVALS}"], rows, numeric_from=3), ""]
         pairs = [(i.env, i.task, i.algo_x, i.algo_y, _fmt_estimate(i.probability, "probability"))
                  for i in improvements if i.metric == metric]
         if pairs:
             lines += [f"### Probability of improvement in {metric.replace('_', ' ')}", "",
                       *_md_table(["env", "task", "X", "Y", "P(X > Y) [95% CI]"], pairs, numeric_from=4), ""]
+        per_run = [(env, task, algo, r.run, _fmt(r.final, metric), _fmt(r.recent_min, metric))
+                   for (env, task), by_algo in runs.get(metric, {}).items() for algo, rows in by_algo.items()
+                   for r in rows]
+        lines += [f"### Every run's {metric.replace('_', ' ')}", "",
+                  *_md_table(["env", "task", "algorithm", "run", "final", f"min of last {RECENT_EVALS}"], per_run,
+                             numeric_from=4), ""]
     lines += ["## Evaluation protocol", "", protocol_text(protocol, reps, seed), ""]
     path.write_text("\n".join(lines))
     return path
@@ -500,7 +529,8 @@ def write_report(results: Results, out_dir: str | os.PathLike[str], protocol: Ma
     colors = algo_colors(results)
     return [
         write_summary_csv(summaries, out / "summary.csv"),
-        write_summary_md(summaries, improvements, protocol, out / "summary.md", reps, seed),
+        write_summary_md(summaries, improvements, {m: run_scores(results, m) for m in metric_order}, protocol,
+                         out / "summary.md", reps, seed),
         plot_learning_curves(results, out / "learning_curves.png", colors, metric_order, reps, seed),
         plot_final_scores(summaries, out / "final_scores.png", colors, metric_order),
         plot_performance_profiles(results, out / "performance_profile.png", colors, metric_order, reps, seed),
