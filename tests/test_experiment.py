@@ -229,3 +229,13 @@ def test_trainers_come_from_entry_points_and_a_broken_one_is_one_line(monkeypatc
     monkeypatch.setattr(trainers.metadata, "entry_points", lambda group: [])
     with pytest.raises(UserError, match="no training entry points are installed"):
         training_modules()
+
+
+def test_cells_train_with_the_threads_the_grid_reserves_not_their_algorithms_default(tmp_path):
+    # TD3 defaults to 2 torch threads; two such cells per two cores spin-wait each other to a crawl
+    spec = ExperimentSpec(["td3"], ["Pendulum-v1"], [0], 100, overrides=[
+        "algo.learning_starts=50", "algo.iteration_steps=100", "train.eval_interval=100", "train.eval_episodes=1"])
+    result = run_experiment(spec, tmp_path / "exp", progress=False)
+    assert len(result.done) == 1, result.failed
+    (config,) = (Cell("td3", "Pendulum-v1", 0).directory(tmp_path / "exp") / "run").glob("*/*/*/config.yaml")
+    assert "torch_threads: 1\n" in config.read_text()

@@ -19,7 +19,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from core.config import NonNegativeInt, PositiveFloat, PositiveInt, Probability, Width, Widths
+from core.config import NonNegativeFloat, NonNegativeInt, PositiveFloat, PositiveInt, Probability, Width, Widths
 from core.errors import UserError
 from core.nn import MultiLinear, set_lr
 from core.run_state import RunState
@@ -39,6 +39,7 @@ class COMAConfig:
     gamma: Probability = 0.99
     td_lambda: Probability = 0.8
     critic_steps: PositiveInt = 1  # critic gradient steps per batch before the actor step
+    entropy_coef: NonNegativeFloat = 0.0  # bonus on the actors' softmax entropy over available actions
     target_update_interval: PositiveInt = 200  # critic updates between target copies
     epsilon_start: Probability = 0.5
     epsilon_finish: Probability = 0.01
@@ -60,6 +61,12 @@ def epsilon_floor_policy(logits: torch.Tensor, avail: torch.Tensor, epsilon: flo
     n_avail = avail.sum(-1, keepdim=True).clamp(min=1).float()
     probs = (1 - epsilon) * probs + epsilon * avail.float() / n_avail
     return probs * avail
+
+
+def masked_entropy(logits: torch.Tensor, avail: torch.Tensor) -> torch.Tensor:
+    """Entropy of the softmax over available actions (no epsilon floor), [...]."""
+    logp = torch.log_softmax(logits.masked_fill(~avail, -1e10), dim=-1)
+    return -(logp.exp() * logp * avail).sum(-1)
 
 
 def counterfactual_advantage(
@@ -180,14 +187,17 @@ class COMA(EpisodeAgent[COMAConfig]):
         probs = epsilon_floor_policy(logits, avail[:steps], self.epsilon)
         advantage, _ = counterfactual_advantage(q_all.detach(), probs.detach(), actions)
         logp = torch.log(probs.gather(-1, actions.unsqueeze(-1)).squeeze(-1).clamp(min=1e-10))
-        actor_loss = -(logp * advantage * weight).sum() / count
+        entropy = (masked_entropy(logits, avail[:steps]) * weight).sum() / count
+        actor_loss = -(logp * advantage * weight).sum() / count - cfg.entropy_coef * entropy
         self.actor_opt.zero_grad(set_to_none=True)
         actor_loss.backward()
         actor_norm = float(nn.utils.clip_grad_norm_(self.actor.parameters(), cfg.max_grad_norm))
         self.actor_opt.step()
         return {"loss/critic": float(critic_loss.detach()), "loss/policy": float(actor_loss.detach()),
                 "loss/grad_norm_actor": actor_norm, "loss/grad_norm_critic": critic_norm,
-                "train/advantage_mean": float((advantage * weight).sum() / count)}
+                "train/advantage_mean": float((advantage * weight).sum() / count),
+                "train/advantage_abs": float((advantage.abs() * weight).sum() / count),
+                "train/entropy": float(entropy.detach())}
 
     def state_dict(self) -> dict:
         return {"actor": self.actor.state_dict(), "critic": self.critic.state_dict(),
