@@ -1,11 +1,20 @@
 """COMA: hand-checked baseline, advantage and TD(lambda) targets; masks; learning on a small budget."""
+import math
+
 import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import envs
-from marl.algos.coma import COMA, COMAConfig, counterfactual_advantage, epsilon_floor_policy, td_lambda_returns
+from marl.algos.coma import (
+    COMA,
+    COMAConfig,
+    counterfactual_advantage,
+    epsilon_floor_policy,
+    masked_entropy,
+    td_lambda_returns,
+)
 from marl.episodes import OnPolicyEpisodeRunner
 from marl.evaluation import evaluate
 from tests.drive import drive
@@ -42,6 +51,17 @@ def test_epsilon_floor_policy_never_puts_mass_on_unavailable_actions(seed, epsil
     assert (probs[~avail] == 0).all()
     torch.testing.assert_close(probs.sum(-1), torch.ones(32))
     assert (probs[avail] >= epsilon / 6 - 1e-6).all()
+
+
+def test_masked_entropy_counts_available_actions_only():
+    avail = torch.tensor([[True, True, False, True], [True, False, False, False]])
+    uniform = masked_entropy(torch.zeros(2, 4), avail)
+    torch.testing.assert_close(uniform, torch.tensor([math.log(3), 0.0]))
+    logits = torch.tensor([[5.0, 0.0, 100.0, 0.0]], requires_grad=True)  # the unavailable logit is ignored
+    entropy = masked_entropy(logits, avail[:1])
+    assert 0 < float(entropy.detach()) < math.log(3)
+    entropy.sum().backward()
+    assert logits.grad is not None and logits.grad[0, 0] < 0 < logits.grad[0, 1] and logits.grad[0, 2] == 0
 
 
 @pytest.mark.slow
