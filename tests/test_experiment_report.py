@@ -15,6 +15,8 @@ from hypothesis.extra.numpy import arrays
 from matplotlib.image import imread
 from rliable import metrics
 
+from core.errors import UserError
+from core.experiments.api import report_experiments
 from core.experiments.report import (
     ResultsError,
     bootstrap,
@@ -164,6 +166,18 @@ def test_load_results_merges_experiments_and_rejects_a_run_found_twice(tmp_path:
         load_results([tmp_path / "missing"])
     with pytest.raises(ResultsError, match="smac/3m should map algorithm names"):
         load_results([write(tmp_path / "flat", {"smac": {"3m": [1, 2]}})])
+    labelled = load_results([one, two, tmp_path / "three"], labels=[None, "v2", "tuned"])  # variants of one algorithm
+    assert set(labelled["smac"]["3m"]) == {"mappo", "mappo-v2", "qmix-v2", "tuned"}
+
+
+def test_report_experiments_reads_dir_equals_label(tmp_path: Path) -> None:
+    base = write(tmp_path / "base", {"smac": {"3m": {"coma": runs([10.0, 20.0])}}})
+    variant = write(tmp_path / "variant", {"smac": {"3m": {"coma": runs([30.0, 40.0])}}})
+    files = report_experiments([base, f"{variant}=coma+entropy"], tmp_path / "both")
+    assert "| smac | 3m | coma+entropy | 2 |" in (tmp_path / "both" / "summary.md").read_text()
+    assert [f.name for f in files][:2] == ["summary.csv", "summary.md"]
+    with pytest.raises(UserError, match="empty label"):
+        report_experiments([base, f"{variant}="], tmp_path / "x")
 
 
 def test_write_report_writes_every_file(tmp_path: Path) -> None:

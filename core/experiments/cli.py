@@ -38,7 +38,8 @@ def parser() -> Parser:
     p.add_argument("--ray", action="store_true", help="run the cells as tasks on a local Ray")
     p.add_argument("--ray-address", help="run the cells on this Ray cluster (e.g. ray://head:10001 or auto)")
     p.add_argument("--config", help="experiment YAML: algos, envs, seeds, steps, overrides, algo_overrides")
-    p.add_argument("--report", nargs="+", metavar="DIR", help="only (re)write the report of these experiments")
+    p.add_argument("--report", nargs="+", metavar="DIR[=LABEL]",
+                   help="only (re)write the report of these experiments; =LABEL renames an experiment's algorithm")
     p.add_argument("--no-progress", action="store_true")
     p.add_argument("overrides", nargs="*", metavar="key=value", help="applied to every cell")
     return p

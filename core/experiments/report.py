@@ -99,12 +99,15 @@ class Improvement(NamedTuple):
 # ---------------------------------------------------------------- loading
 
 
-def load_results(dirs: Iterable[str | os.PathLike[str]]) -> Results:
-    """Merge the results.json of several experiment directories (or the files themselves). A run found twice
-    (same env, task, algorithm and run) is an error: one of the two would otherwise be dropped unseen."""
+def load_results(dirs: Iterable[str | os.PathLike[str]], labels: Sequence[str | None] = ()) -> Results:
+    """Merge the results.json of several experiment directories (or the files themselves). `labels[i]`, where
+    given, names the algorithms of `dirs[i]` in the merged results: the label itself if it holds one algorithm,
+    else `<algo>-<label>` (so that variants of one algorithm can be compared). A run found twice (same env, task,
+    algorithm and run) is an error: one of the two would otherwise be dropped unseen."""
     merged: Results = {}
     origin: dict[tuple[str, ...], Path] = {}
-    for entry in dirs:
+    entries = list(dirs)
+    for entry, label in zip(entries, [*labels, *[None] * (len(entries) - len(labels))], strict=True):
         path = Path(entry)
         if path.is_dir():
             path = path / "results.json"
@@ -114,17 +117,19 @@ def load_results(dirs: Iterable[str | os.PathLike[str]]) -> Results:
             raise ResultsError(f"cannot read {path}: {exc.strerror or exc}") from None
         except ValueError as exc:
             raise ResultsError(f"{path} is not valid JSON: {exc}") from None
-        for env, tasks in _children(data, path, ()):
-            for task, algos in _children(tasks, path, (env,)):
-                for algo, runs in _children(algos, path, (env, task)):
-                    merged_runs = merged.setdefault(env, {}).setdefault(task, {}).setdefault(algo, {})
-                    for run, record in _children(runs, path, (env, task, algo)):
-                        key = (env, task, algo, run)
-                        if key in origin:
-                            raise ResultsError(f"{path}: {'/'.join(key)} is also in {origin[key]}; "
-                                               "each run must come from one experiment")
-                        origin[key] = path
-                        merged_runs[run] = record
+        found = [(env, task, algo, runs) for env, tasks in _children(data, path, ())
+                 for task, algos in _children(tasks, path, (env,)) for algo, runs in _children(algos, path, (env, task))]
+        several = len({algo for _, _, algo, _ in found}) > 1
+        for env, task, algo, runs in found:
+            name = algo if label is None else f"{algo}-{label}" if several else label
+            merged_runs = merged.setdefault(env, {}).setdefault(task, {}).setdefault(name, {})
+            for run, record in _children(runs, path, (env, task, algo)):
+                key = (env, task, name, run)
+                if key in origin:
+                    raise ResultsError(f"{path}: {'/'.join(key)} is also in {origin[key]}; each run must come "
+                                       "from one experiment (label experiments apart with DIR=LABEL)")
+                origin[key] = path
+                merged_runs[run] = record
     return merged
 
 
@@ -539,6 +544,7 @@ def write_report(results: Results, out_dir: str | os.PathLike[str], protocol: Ma
 
 def report(dirs: Iterable[str | os.PathLike[str]], out_dir: str | os.PathLike[str],
            protocol: Mapping[str, Any] | None = None, metric_order: Sequence[str] = ("win_rate", "return"),
-           reps: int = 2000, seed: int = 0) -> list[Path]:
-    """Load and merge the experiments' results.json and write their report into `out_dir`."""
-    return write_report(load_results(dirs), out_dir, protocol or {}, metric_order, reps, seed)
+           reps: int = 2000, seed: int = 0, labels: Sequence[str | None] = ()) -> list[Path]:
+    """Load and merge the experiments' results.json (see load_results for `labels`) and write their report into
+    `out_dir`."""
+    return write_report(load_results(dirs, labels), out_dir, protocol or {}, metric_order, reps, seed)
