@@ -425,9 +425,12 @@ def _save(fig: Figure, colors: Mapping[str, Color], algos: Iterable[str], title:
     shown = sorted(set(algos))
     fig.suptitle(title)
     if shown:
-        fig.legend([Patch(color=colors[a]) for a in shown], shown, loc="outside lower center",
-                   ncols=min(len(shown), 6))
-    fig.savefig(path, dpi=100)
+        # as many columns as the widest entry (about 0.08 in per character at 10 pt, plus its patch) allows
+        entry_in = 0.6 + 0.08 * max(map(len, shown))
+        ncols = max(1, min(len(shown), int(fig.get_figwidth() // entry_in)))
+        fig.set_figheight(fig.get_figheight() + 0.25 * (math.ceil(len(shown) / ncols) - 1))  # rows beyond one
+        fig.legend([Patch(color=colors[a]) for a in shown], shown, loc="outside lower center", ncols=ncols)
+    fig.savefig(path, dpi=100, bbox_inches="tight")
     return path
 
 
