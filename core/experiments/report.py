@@ -118,7 +118,8 @@ def load_results(dirs: Iterable[str | os.PathLike[str]], labels: Sequence[str | 
         except ValueError as exc:
             raise ResultsError(f"{path} is not valid JSON: {exc}") from None
         found = [(env, task, algo, runs) for env, tasks in _children(data, path, ())
-                 for task, algos in _children(tasks, path, (env,)) for algo, runs in _children(algos, path, (env, task))]
+                 for task, algos in _children(tasks, path, (env,))
+                 for algo, runs in _children(algos, path, (env, task))]
         several = len({algo for _, _, algo, _ in found}) > 1
         for env, task, algo, runs in found:
             name = algo if label is None else f"{algo}-{label}" if several else label
