@@ -21,7 +21,7 @@ import yaml
 
 from core.config import load_yaml, parse_overrides
 from core.errors import ConfigError, UserError
-from core.experiments.grid import Cell, ExperimentSpec
+from core.experiments.grid import Cell, ExperimentSpec, run_dir
 from core.experiments.results import write_results
 from core.experiments.runner import Executor, GridResult, LocalExecutor, default_workers, run_grid
 from core.experiments.trainers import launch_command, training_modules
@@ -124,9 +124,11 @@ def _labelled(entry: PathLike) -> tuple[Path, str | None]:
 
 def evaluation_protocol(out: Path) -> dict[str, Any]:
     """The evaluation protocol the cells ran with (from a cell's saved config): interval, episodes, greedy."""
-    for config in sorted((out / "cells").glob("*/*/*/run/*/*/*/config.yaml")):
-        train = load_yaml(config).get("train") or {}
-        return {"interval": train.get("eval_interval"), "episodes": train.get("eval_episodes"), "greedy": True}
+    for cell_dir in sorted((out / "cells").glob("*/*/*")):
+        run = run_dir(cell_dir)
+        if run is not None:
+            train = load_yaml(run / "config.yaml").get("train") or {}
+            return {"interval": train.get("eval_interval"), "episodes": train.get("eval_episodes"), "greedy": True}
     return {}
 
 
