@@ -38,9 +38,9 @@ class COMAConfig:
     critic_lr: PositiveFloat = 5e-4
     gamma: Probability = 0.99
     td_lambda: Probability = 0.8
-    critic_steps: PositiveInt = 1  # critic gradient steps per batch before the actor step
+    critic_steps: PositiveInt = 8  # critic gradient steps per batch before the actor step
     entropy_coef: NonNegativeFloat = 0.0  # bonus on the actors' softmax entropy over available actions
-    target_update_interval: PositiveInt = 200  # critic updates between target copies
+    target_update_interval: PositiveInt = 80  # critic updates between target copies (every 10 batches)
     epsilon_start: Probability = 0.5
     epsilon_finish: Probability = 0.01
     epsilon_anneal_steps: NonNegativeInt = 100_000
