@@ -1,9 +1,10 @@
 """On-policy rollout collection for actor-critic agents (MAPPO, IPPO): step-based rollouts with GAE.
 
 Bootstrapping follows the env contract: an episode that terminated contributes no value after its last
-step; one that was truncated bootstraps from the value of its true final observation/state; an agent that
-died mid-episode stops there (no bootstrap, no recursion across its death). Recurrent states are reset at
-episode starts.
+step; one that was truncated bootstraps from the value of its true final observation/state. An agent's death
+does not end its return: the rewards its slot still receives (the team reward, on SMAC) and the critic's
+value of its slot keep counting, so the objective is the team's return, not the part an agent lives to see.
+Recurrent states are reset at episode starts.
 """
 from __future__ import annotations
 
@@ -74,7 +75,7 @@ class OnPolicyCollector:
                 "obs": ((m, *g.obs_shape), np.float32), "alive": ((m,), bool),
                 "actions": ((m, *g.action_shape), g.action_dtype), "logp": ((m,), np.float32),
                 "values": ((m,), np.float32), "rewards": ((m,), np.float32), "final_values": ((m,), np.float32),
-                "next_alive": ((m,), bool), "h_actor": ((m, hidden), np.float32), "h_critic": ((m, hidden), np.float32),
+                "h_actor": ((m, hidden), np.float32), "h_critic": ((m, hidden), np.float32),
             }
             if g.discrete:
                 fields["avail"] = ((m, g.n_actions), bool)
@@ -129,7 +130,6 @@ class OnPolicyCollector:
             for name in names:
                 buf = self.buffers[name]
                 buf["rewards"][t] = step.group_rewards[name]
-                buf["next_alive"][t] = np.where(done[:, None], step.final_group_alive[name], step.group_alive[name])
                 if truncated.size:
                     h_critic = out[name].hidden[1]
                     buf["final_values"][t, truncated] = _np(agent.value(
@@ -153,8 +153,10 @@ class OnPolicyCollector:
             last_values = _np(agent.denormalize(name, last))
             next_values = np.concatenate([values[1:], last_values[None]])
             next_values = np.where(done[..., None], np.where(truncated[..., None], final_values, 0.0), next_values)
-            next_values = np.where(buf["next_alive"], next_values, 0.0)
-            continues = (~done[..., None] & buf["next_alive"]).astype(np.float32)
+            # An agent's return does not end with its death: the critic values its slot after death too (the
+            # rewards it still receives, the team's under a team reward), so a unit that dies before its team
+            # wins shares the win.
+            continues = np.broadcast_to(~done[..., None], next_values.shape).astype(np.float32)
             adv, returns = compute_gae(buf["rewards"], values, next_values, continues, self.gamma, self.gae_lambda)
             groups[name] = GroupBatch(
                 obs=self._t(buf["obs"]), avail=self._t(buf["avail"]) if "avail" in buf.data else None,

@@ -77,8 +77,9 @@ def test_box_actions_on_continuous_mpe():
     assert out["agent"][0].shape == (2, 3, 5)
 
 
-def test_dead_agents_do_not_contribute_to_losses():
-    """Changing what a dead agent's slot holds (obs, logp, advantage, return) must not change the loss."""
+def test_dead_agents_are_out_of_the_policy_loss_but_their_values_are_learnt():
+    """A dead agent's obs, log-prob and advantage do not move the policy loss or the entropy; its return moves the
+    value loss (the returns of agents that die bootstrap from their slots' values)."""
     venv = envs.make_vec("tests.toy_envs:make_death_env", n_envs=2, seed=0, lifetimes=(1, 6), max_steps=6)
     agent = MAPPO(venv.spec, MAPPOConfig(rollout_steps=6, ppo_epochs=1, value_norm=False, advantage_norm=False))
     batch = OnPolicyCollector(agent, venv, 6, 0.99, 0.95, RunState()).collect(lambda n, finished: None)
@@ -86,32 +87,45 @@ def test_dead_agents_do_not_contribute_to_losses():
     dead = ~gb.alive
     assert dead.any() and gb.alive.any()
 
-    def loss():
-        return float(agent._minibatch_loss(*agent._prepare(batch))["total"].detach())
+    def losses() -> tuple[float, float, float]:
+        out = agent._minibatch_loss(*agent._prepare(batch))
+        return float(out["policy"]), float(out["entropy"]), float(out["value"])
 
-    base = loss()
+    policy, entropy, value = losses()
     gb.obs[dead] = 123.0
     gb.logp[dead] = -50.0
     gb.advantages[dead] = 1e6
+    assert losses()[:2] == pytest.approx((policy, entropy), rel=1e-6)
     gb.returns[dead] = -1e6
-    assert loss() == pytest.approx(base, rel=1e-6)
-    gb.advantages[~dead] += 1.0  # a change to a live agent's data does move the loss
-    assert loss() != pytest.approx(base, rel=1e-6)
+    assert losses()[2] > 1e3 * value
+    gb.advantages[~dead] += 1.0  # a change to a live agent's data does move the policy loss
+    assert losses()[0] != pytest.approx(policy, rel=1e-6)
 
 
-def test_truncated_episodes_bootstrap_and_terminated_do_not(monkeypatch):
-    """Agent i gets reward i + t at step t; gamma 0.5, lambda 1: returns show whether V(final) was used."""
-    venv = envs.make_vec("tests.toy_envs:make_death_env", n_envs=1, seed=0, lifetimes=(2, 100), max_steps=3)
-    agent = MAPPO(venv.spec, MAPPOConfig(rollout_steps=3, gamma=0.5, gae_lambda=1.0, value_norm=False))
-    collector = OnPolicyCollector(agent, venv, 3, 0.5, 1.0, RunState())
-    # V(final) = 8
+def _returns(monkeypatch, lifetimes: tuple[int, ...], max_steps: int, steps: int) -> torch.Tensor:
+    """Returns [T, agents] of env 0 with gamma 0.5 and lambda 1, the critic's value of every final state 8."""
+    venv = envs.make_vec("tests.toy_envs:make_death_env", n_envs=1, seed=0, lifetimes=lifetimes, max_steps=max_steps)
+    agent = MAPPO(venv.spec, MAPPOConfig(rollout_steps=steps, gamma=0.5, gae_lambda=1.0, value_norm=False))
+    collector = OnPolicyCollector(agent, venv, steps, 0.5, 1.0, RunState())
     monkeypatch.setattr(agent, "value", lambda group, obs, state, h, starts: torch.full((obs.shape[0], 2), 8.0))
-    batch = collector.collect(lambda n, finished: None)
-    ret = batch.groups["unit"].returns[:, 0]  # [T, agents]
-    # unit_0 (rewards 1, 2) terminates after step 2: G1 = 2, G0 = 1 + 0.5*2
-    assert ret[1, 0].item() == pytest.approx(2.0) and ret[0, 0].item() == pytest.approx(2.0)
+    return collector.collect(lambda n, finished: None).groups["unit"].returns[:, 0]
+
+
+def test_truncated_episodes_bootstrap_and_an_agents_death_does_not_end_its_return(monkeypatch):
+    """Agent i gets reward i + t at step t while alive, 0 once dead; the episode is truncated after step 3."""
+    ret = _returns(monkeypatch, lifetimes=(2, 100), max_steps=3, steps=3)
     # unit_1 (reward 4 at t=3) is truncated after step 3 and bootstraps: G2 = 4 + 0.5*8
     assert ret[2, 1].item() == pytest.approx(4.0 + 4.0)
+    # unit_0 (rewards 1, 2) dies after step 2; its slot still bootstraps at the truncation: G2 = 0 + 0.5*8,
+    # G1 = 2 + 0.5*4, G0 = 1 + 0.5*4
+    assert ret[:, 0].tolist() == pytest.approx([3.0, 4.0, 4.0])
+
+
+def test_terminated_episodes_do_not_bootstrap(monkeypatch):
+    """Both agents die after step 2: the episode terminates, nothing after it counts."""
+    ret = _returns(monkeypatch, lifetimes=(2, 2), max_steps=5, steps=2)
+    assert ret[:, 0].tolist() == pytest.approx([1.0 + 0.5 * 2.0, 2.0])
+    assert ret[:, 1].tolist() == pytest.approx([2.0 + 0.5 * 3.0, 3.0])
 
 
 @pytest.mark.slow

@@ -2,7 +2,8 @@
 
 The two differ only by `critic_input`. Clipped surrogate, GAE, value normalisation and clipping, Huber
 value loss, entropy bonus, advantage normalisation, per-network gradient clipping, action masks in
-sampling/log-probs/entropy, dead agents excluded from every loss, parameter sharing with agent-id one-hot
+sampling/log-probs/entropy, dead agents excluded from the policy loss (the critic still learns their slots'
+values, which the returns of agents that die bootstrap from), parameter sharing with agent-id one-hot
 or per-agent weights, MLP or GRU networks (trained on chunks of `chunk_len` steps), Discrete and Box actions.
 """
 from __future__ import annotations
@@ -196,7 +197,7 @@ class MAPPO:
             gb = batch.groups[g.name]
             returns, adv, mask = gb.returns, gb.advantages, gb.alive
             if cfg.value_norm:
-                self.value_norm[g.name].update(returns, mask)
+                self.value_norm[g.name].update(returns)  # every slot: dead agents' values are learnt too
                 returns = self.value_norm[g.name].normalize(returns)
             if cfg.advantage_norm:
                 valid = adv[mask]
@@ -233,7 +234,7 @@ class MAPPO:
             if cfg.value_clip > 0:
                 clipped = d["values"] + (values - d["values"]).clamp(-cfg.value_clip, cfg.value_clip)
                 value_loss = torch.max(value_loss, _value_loss(clipped - d["returns"], cfg.huber_delta))
-            value_loss = (value_loss * mask).sum() / count
+            value_loss = value_loss.mean()  # over every agent slot, dead ones included
             total_loss = total_loss + policy_loss - cfg.entropy_coef * entropy + cfg.value_coef * value_loss
             with torch.no_grad():
                 totals["approx_kl"] += float((((ratio - 1) - log_ratio) * mask).sum() / count)
