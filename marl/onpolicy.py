@@ -145,6 +145,7 @@ class OnPolicyCollector:
         agent, step = self.agent, self.step
         done = self.common["terminated"] | self.common["truncated"]
         truncated = self.common["truncated"]
+        continues = (~done[..., None]).astype(np.float32)  # the same for every agent: deaths do not cut returns
         groups = {}
         for name, buf in self.buffers.items():
             last = agent.value(name, step.group_obs[name], step.state, self.hidden[name][1], self.starts)
@@ -153,10 +154,6 @@ class OnPolicyCollector:
             last_values = _np(agent.denormalize(name, last))
             next_values = np.concatenate([values[1:], last_values[None]])
             next_values = np.where(done[..., None], np.where(truncated[..., None], final_values, 0.0), next_values)
-            # An agent's return does not end with its death: the critic values its slot after death too (the
-            # rewards it still receives, the team's under a team reward), so a unit that dies before its team
-            # wins shares the win.
-            continues = np.broadcast_to(~done[..., None], next_values.shape).astype(np.float32)
             adv, returns = compute_gae(buf["rewards"], values, next_values, continues, self.gamma, self.gae_lambda)
             groups[name] = GroupBatch(
                 obs=self._t(buf["obs"]), avail=self._t(buf["avail"]) if "avail" in buf.data else None,

@@ -54,8 +54,8 @@ def compute_gae(
 
     next_values[t] is the value of the state reached after step t: V(s_{t+1}) within an episode, the value
     of the true final observation when the episode was truncated, 0 when it terminated.
-    continues[t] is 0 where the trajectory ended at step t (terminated, truncated or, per agent, died), which
-    stops the advantage recursion from reaching across an episode boundary.
+    continues[t] (broadcast against rewards) is 0 where the episode ended at step t (terminated or truncated),
+    which stops the advantage recursion from reaching across an episode boundary.
     """
     deltas = rewards + gamma * next_values - values
     decay = gamma * lam * continues
