@@ -84,6 +84,28 @@ def test_truncated_episodes_store_the_final_observation_and_not_terminated():
     np.testing.assert_array_equal(buf.data["alive/unit"][0][:, 0], [True, True, False, False])  # unit_0 died at t=2
 
 
+def test_iql_targets_bootstrap_through_a_death_and_dead_slots_are_learnt():
+    """A unit's TD target at its last step alive is r + gamma * Q(its dead slot), not r alone (which would cut its
+    return at its death and leave it the team reward it lived to see); the dead slot's own Q is learnt too."""
+    venv = envs.make_vec("tests.toy_envs:make_death_env", n_envs=1, seed=0, lifetimes=(1, 100), max_steps=3)
+    cfg = ValueDecompositionConfig(mixer="none", max_episode_len=3, rollout_steps=3, learning_starts=99, gamma=0.5)
+    agent = ValueDecomposition(venv.spec, cfg)
+    runner = ReplayEpisodeRunner(agent, venv, agent.run)
+    drive(runner, agent.run, 1)
+    batch, mask = runner.buffer.sample(1, np.random.default_rng(0))
+    assert batch["alive/unit"][0, :, 0].tolist() == [True, False, False, False]  # unit_0 dies at its first step
+    c = 4.0  # every Q-value of the online and target nets
+    with torch.no_grad():
+        for net in (agent.nets, agent.target_nets):
+            for p in net.parameters():
+                p.zero_()
+            for head in (m.head for m in net.modules() if hasattr(m, "head")):
+                head.bias.fill_(c)
+    reward = batch["reward"][0]  # truncated after 3 steps: every step bootstraps, for both slots
+    expected = float(np.mean([(c - (r + cfg.gamma * c)) ** 2 for r in reward]))
+    assert agent.update(batch, mask)["loss/td"] == pytest.approx(expected, rel=1e-5)
+
+
 def test_qmix_checkpoint_keeps_the_replay_buffer_and_resume_continues(tmp_path):
     import json
     from pathlib import Path

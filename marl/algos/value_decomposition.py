@@ -2,7 +2,9 @@
 
 The three differ only by the mixer: none (independent Q-learning per agent), a sum (VDN) or a monotonic
 hypernetwork on the global state (QMIX). Double-Q targets, hard target-network updates, epsilon-greedy
-exploration over available actions annealed by env steps; dead agents are excluded from the losses.
+exploration over available actions annealed by env steps. A dead agent adds nothing to VDN/QMIX's team value;
+under IQL its slot keeps learning the team's value-to-go (its only action is the no-op), so a unit's return does
+not end at its death: a marine that dies before its team wins still gets the win.
 """
 from __future__ import annotations
 
@@ -132,9 +134,9 @@ class ValueDecomposition(EpisodeAgent[ValueDecompositionConfig]):
         chosen_q, next_q = torch.cat(chosen, -1), torch.cat(best_next, -1)  # [T, B, N]
         alive_now, alive_next = torch.cat(alive_rows, -1), torch.cat(alive_next_rows, -1)
         continuing = cfg.gamma * (1.0 - terminated)
-        if self.mixer is None or self.target_mixer is None:  # IQL: each agent's own TD error, dead agents excluded
-            target = reward.unsqueeze(-1) + continuing.unsqueeze(-1) * next_q * alive_next
-            weight = mask_t.unsqueeze(-1) * alive_now
+        if self.mixer is None or self.target_mixer is None:  # IQL: each slot's own TD error, through deaths
+            target = reward.unsqueeze(-1) + continuing.unsqueeze(-1) * next_q
+            weight = mask_t.unsqueeze(-1).expand_as(chosen_q)
             td = (chosen_q - target) * weight
             q_taken = chosen_q
         else:  # dead agents add nothing to the team value
