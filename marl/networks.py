@@ -99,6 +99,30 @@ class AgentNet(nn.Module):
             outs.append(h)
         return self.head(torch.stack(outs)), h
 
+    def forward_episodes(self, x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+        """Whole episodes from a zero recurrent state, computing only their steps: x [L, B, H, in], `lengths`
+        [B] -> out [L, B, H, out_dim], zero where t >= lengths[b]. Equal (up to float rounding) to
+        `forward(x, zeros, None)` on the episodes' steps; cheaper when lengths vary, as in replayed batches."""
+        steps, batch = x.shape[:2]
+        order = torch.argsort(lengths, descending=True, stable=True)
+        valid = torch.arange(steps, device=x.device)[:, None] < lengths[order][None, :]  # [L, B], sorted
+        z = self.mlp(self.norm(x[:, order][valid]))  # [V, H, f]: the steps in time-major order
+        if self.rnn is not None:  # step t's rows are the first active[t] of the sorted batch
+            active = valid.sum(1).tolist()
+            h = z.new_zeros(active[0], *z.shape[1:-1], self.rnn_hidden)
+            outs, start = [], 0
+            for k in active:
+                if k == 0:
+                    break
+                h = self.rnn(z[start:start + k], h[:k])
+                outs.append(h)
+                start += k
+            z = torch.cat(outs)
+        packed = self.head(z)
+        out = packed.new_zeros(steps, batch, *packed.shape[1:])
+        out[valid] = packed
+        return out[:, torch.argsort(order)]
+
 
 def agent_ids(n_agents: int, device: torch.device | str = "cpu") -> torch.Tensor:
     """One-hot agent ids [n_agents, n_agents]; broadcast and concatenate with per-agent inputs."""
@@ -159,3 +183,8 @@ class GroupActionNet(nn.Module):
         """obs [L, B, G, *obs_shape] -> outputs [L, B, G, n_actions], the last recurrent state."""
         out, h = self.net(self.inputs(obs), h0, starts)
         return out, h if h is not None else h0
+
+    def forward_episodes(self, obs: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+        """Whole episodes from a zero state, only their steps: obs [L, B, G, *obs_shape], lengths [B] -> outputs
+        [L, B, G, n_actions] (zero after each episode's end)."""
+        return self.net.forward_episodes(self.inputs(obs), lengths)

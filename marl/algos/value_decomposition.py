@@ -111,16 +111,16 @@ class ValueDecomposition(EpisodeAgent[ValueDecompositionConfig]):
 
         reward, terminated = time_major(batch["reward"]), time_major(batch["terminated"]).float()
         mask_t = time_major(mask).float()
+        observed = torch.as_tensor(mask.sum(1) + 1, device=dev)  # each episode's observations: its steps + 1
         state = time_major(batch["state"])
         chosen, best_next, alive_rows, alive_next_rows = [], [], [], []
         for name, net in self.nets.items():
             obs, avail = time_major(batch[f"obs/{name}"]), time_major(batch[f"avail/{name}"])
             actions = time_major(batch[f"actions/{name}"])
             alive = time_major(batch[f"alive/{name}"]).float()
-            h0 = torch.zeros(obs.shape[1], obs.shape[2], net.net.rnn_hidden, device=dev)
-            q, _ = net(obs, h0, None)
+            q = net.forward_episodes(obs, observed)  # padding steps are not computed (zero)
             with torch.no_grad():
-                tq, _ = self.target_nets[name](obs, h0, None)
+                tq = self.target_nets[name].forward_episodes(obs, observed)
                 online_next = q[1:].detach().masked_fill(~avail[1:], -torch.inf)
                 if cfg.double_q:
                     best = tq[1:].gather(-1, online_next.argmax(-1, keepdim=True)).squeeze(-1)
