@@ -21,9 +21,11 @@ from pathlib import Path
 def run_once(checkout: Path, args: argparse.Namespace, out: Path) -> float:
     summary = out / "summary.json"
     cmd = [sys.executable, str(checkout / "scripts" / "train_marl.py"), "--algo", args.algo, "--env", args.env,
-           "--steps", str(args.steps), "--n-envs", str(args.n_envs), "--no-progress", "--logdir", str(out / "runs"),
+           "--steps", str(args.steps), "--no-progress", "--logdir", str(out / "runs"),
            "--summary-json", str(summary), "train.eval_interval=0", "train.checkpoint_interval=0",
            "train.eval_episodes=1", "train.eval_envs=1", *args.overrides]
+    if args.n_envs is not None:
+        cmd[4:4] = ["--n-envs", str(args.n_envs)]
     subprocess.run(cmd, cwd=checkout, check=True, capture_output=True, text=True)
     return float(json.loads(summary.read_text())["steps_per_s"])
 
@@ -35,7 +37,7 @@ def main() -> None:
     p.add_argument("--algo", default="mappo")
     p.add_argument("--env", default="smac_3m")
     p.add_argument("--steps", type=int, default=60_000)
-    p.add_argument("--n-envs", type=int, default=8)
+    p.add_argument("--n-envs", type=int, help="envs of both runs (default: each checkout's own default)")
     p.add_argument("--repeats", type=int, default=5)
     p.add_argument("overrides", nargs="*", help="key=value overrides passed to both")
     args = p.parse_args()
@@ -47,7 +49,7 @@ def main() -> None:
             rates[label].append(rate)
             print(f"repeat {i} {label}: {rate:,.0f} env steps/s", flush=True)
     med = {label: statistics.median(values) for label, values in rates.items()}
-    print(f"{args.algo} on {args.env}, {args.steps:,} steps, {args.n_envs} envs: median A {med['A']:,.0f}, "
+    print(f"{args.algo} on {args.env}, {args.steps:,} steps, {args.n_envs or 'default'} envs: median A {med['A']:,.0f}, "
           f"B {med['B']:,.0f} env steps/s")
     print(f"b_over_a={med['B'] / med['A']:.3f}")
 
