@@ -49,7 +49,8 @@ def main() -> None:
             rates[label].append(rate)
             print(f"repeat {i} {label}: {rate:,.0f} env steps/s", flush=True)
     med = {label: statistics.median(values) for label, values in rates.items()}
-    print(f"{args.algo} on {args.env}, {args.steps:,} steps, {args.n_envs or 'default'} envs: median A {med['A']:,.0f}, "
+    envs = args.n_envs or "default"
+    print(f"{args.algo} on {args.env}, {args.steps:,} steps, {envs} envs: median A {med['A']:,.0f}, "
           f"B {med['B']:,.0f} env steps/s")
     print(f"b_over_a={med['B'] / med['A']:.3f}")
 
