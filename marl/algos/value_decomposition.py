@@ -40,7 +40,7 @@ class ValueDecompositionConfig:
     lr: PositiveFloat = 5e-4
     gamma: Probability = 0.99
     double_q: bool = True
-    target_update_interval: PositiveInt = 100  # updates between hard target-network copies
+    target_update_interval: PositiveInt = 200  # updates between hard target-network copies
     epsilon_start: Probability = 1.0
     epsilon_finish: Probability = 0.05
     epsilon_anneal_steps: NonNegativeInt = 50_000
