@@ -28,8 +28,8 @@ class MultiLinear(nn.Module):
         return torch.baddbmm(self.bias[:, None, :], x, self.weight)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        if self.n_heads == 1:
-            return x @ self.weight[0] + self.bias[0]
+        if self.n_heads == 1:  # one fused multiply-add
+            return torch.addmm(self.bias[0], x.reshape(-1, x.shape[-1]), self.weight[0]).view(*x.shape[:-1], -1)
         lead = x.shape[:-2]
         per_head = x.reshape(-1, self.n_heads, x.shape[-1]).transpose(0, 1)  # [H, N, in]
         out = torch.baddbmm(self.bias[:, None, :], per_head, self.weight)  # one batched GEMM over heads

@@ -45,10 +45,15 @@ class MultiGRUCell(nn.Module):
         self.hidden_map = MultiLinear(n_heads, hidden, 3 * hidden, gain=1.0)
 
     def forward(self, x: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
-        gi_r, gi_z, gi_n = self.input_map(x).chunk(3, dim=-1)
-        gh_r, gh_z, gh_n = self.hidden_map(h).chunk(3, dim=-1)
-        r = torch.sigmoid(gi_r + gh_r)
-        z = torch.sigmoid(gi_z + gh_z)
+        return self.step(self.input_map(x), h)
+
+    def step(self, gi: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
+        """One step from the input's gate pre-activations `gi` = input_map(x), computed ahead for a whole
+        sequence in one matrix product."""
+        sizes = [2 * self.hidden, self.hidden]  # split, not sliced: a slice's backward fills a zero tensor
+        gi_rz, gi_n = gi.split(sizes, dim=-1)
+        gh_rz, gh_n = self.hidden_map(h).split(sizes, dim=-1)
+        r, z = torch.sigmoid(gi_rz + gh_rz).chunk(2, dim=-1)
         n = torch.tanh(gi_n + r * gh_n)
         return n + z * (h - n)
 
@@ -92,10 +97,10 @@ class AgentNet(nn.Module):
             raise ValueError("a recurrent AgentNet needs its initial state h0")
         h = h0
         outs = []
-        for t in range(z.shape[0]):
+        for t, gi in enumerate(self.rnn.input_map(z).unbind(0)):  # unbind: one backward op for all steps
             if starts is not None:
                 h = h * (~starts[t]).to(h.dtype)[:, None, None]
-            h = self.rnn(z[t], h)
+            h = self.rnn.step(gi, h)
             outs.append(h)
         return self.head(torch.stack(outs)), h
 
@@ -108,15 +113,12 @@ class AgentNet(nn.Module):
         valid = torch.arange(steps, device=x.device)[:, None] < lengths[order][None, :]  # [L, B], sorted
         z = self.mlp(self.norm(x[:, order][valid]))  # [V, H, f]: the steps in time-major order
         if self.rnn is not None:  # step t's rows are the first active[t] of the sorted batch
-            active = valid.sum(1).tolist()
+            active = [k for k in valid.sum(1).tolist() if k > 0]
             h = z.new_zeros(active[0], *z.shape[1:-1], self.rnn_hidden)
-            outs, start = [], 0
-            for k in active:
-                if k == 0:
-                    break
-                h = self.rnn(z[start:start + k], h[:k])
+            outs = []
+            for gi in self.rnn.input_map(z).split(active):  # split: one backward op for all steps
+                h = self.rnn.step(gi, h[:gi.shape[0]])
                 outs.append(h)
-                start += k
             z = torch.cat(outs)
         packed = self.head(z)
         out = packed.new_zeros(steps, batch, *packed.shape[1:])

@@ -31,30 +31,6 @@ def test_episode_buffer_ring_sampling_and_state_roundtrip():
     assert (other.size, other.pos) == (buf.size, buf.pos)
 
 
-@pytest.mark.parametrize("recurrent", [True, False])
-@pytest.mark.parametrize("heads", [1, 3])
-def test_packed_episode_forward_equals_the_padded_reference(recurrent, heads):
-    """forward_episodes (only the episodes' steps computed) matches forward from a zero state on every step of
-    every episode, outputs and gradients, and is zero on padding."""
-    from marl.networks import AgentNet
-    torch.manual_seed(0)
-    net = AgentNet(heads, 20, 7, (32,), recurrent=recurrent, rnn_hidden=16).double()
-    x = torch.randn(12, 9, 3, 20, dtype=torch.double)
-    lengths = torch.tensor([12, 3, 7, 7, 1, 12, 5, 9, 2])
-    valid = (torch.arange(12)[:, None] < lengths[None])[..., None, None]
-    reference, _ = net(x, torch.zeros(9, 3, 16, dtype=torch.double) if recurrent else None, None)
-    packed = net.forward_episodes(x, lengths)
-    torch.testing.assert_close(packed, reference * valid)
-    weights = torch.randn_like(reference)
-    grads = []
-    for out in (reference * valid, packed):
-        net.zero_grad()
-        (out * weights).sum().backward(inputs=list(net.parameters()))
-        grads.append([p.grad.clone() for p in net.parameters()])
-    for a, b in zip(*grads, strict=True):
-        torch.testing.assert_close(a, b)
-
-
 @settings(max_examples=20, deadline=None)
 @given(st.integers(0, 2**31 - 1))
 def test_qmix_mixing_is_monotonic_in_every_agent_utility(seed):
