@@ -13,6 +13,7 @@ from marl.algos.value_decomposition import ValueDecomposition, ValueDecompositio
 from marl.episodes import ReplayEpisodeRunner
 from marl.evaluation import evaluate
 from marl.mixers import QMixer
+from marl.networks import AgentNet
 from tests.drive import drive
 
 
@@ -99,8 +100,9 @@ def test_iql_targets_bootstrap_through_a_death_and_dead_slots_are_learnt():
         for net in (agent.nets, agent.target_nets):
             for p in net.parameters():
                 p.zero_()
-            for head in (m.head for m in net.modules() if hasattr(m, "head")):
-                head.bias.fill_(c)
+            for module in net.modules():
+                if isinstance(module, AgentNet):
+                    module.head.bias.fill_(c)
     reward = batch["reward"][0]  # truncated after 3 steps: every step bootstraps, for both slots
     expected = float(np.mean([(c - (r + cfg.gamma * c)) ** 2 for r in reward]))
     assert agent.update(batch, mask)["loss/td"] == pytest.approx(expected, rel=1e-5)
