@@ -1,4 +1,5 @@
 """COMA: hand-checked baseline, advantage and TD(lambda) targets; masks; learning on a small budget."""
+import copy
 import math
 
 import pytest
@@ -80,3 +81,33 @@ def test_coma_rejects_heterogeneous_envs(tmp_path):
     result = cli("--algo", "coma", "--env", "mpe_simple_speaker_listener", "--logdir", str(tmp_path))
     assert result.returncode == 2 and "coma needs agents with identical spaces" in result.stderr
     assert len(result.stderr.splitlines()) == 1
+
+
+def _death_env_batch(agent: COMA, venv) -> tuple[dict, object]:
+    """The first batch of whole episodes the runner hands to `agent.update`."""
+    captured: list = []
+    agent.update = lambda batch, mask: captured.append((batch, mask)) or {}  # type: ignore[method-assign]
+    runner = OnPolicyEpisodeRunner(agent, venv, agent.run)
+    while not captured:
+        drive(runner, agent.run, 1)
+    del agent.update
+    return captured[0]
+
+
+def test_dead_agents_steps_are_in_the_critics_loss():
+    """The collapse the COMA study found: with dead agents out of the critic's loss, the TD(lambda) target of an
+    agent that dies next step bootstraps from a Q-value nobody trains. (The actors need no such care: a dead
+    agent has one available action, so its log-probability is 0 and has no gradient.)"""
+    torch.manual_seed(0)
+    venv = envs.make_vec("tests.toy_envs:make_death_env", n_envs=2, seed=0, lifetimes=(1, 6), max_steps=6)
+    # gamma 0: targets are the rewards, so what dead agents observe reaches the loss only through their own Q
+    agent = COMA(venv.spec, COMAConfig(rollout_steps=6, batch_episodes=2, critic_steps=1, gamma=0.0,
+                                       max_episode_len=6))
+    batch, mask = _death_env_batch(agent, venv)
+    dead = ~batch["alive/unit"][:, :-1] & mask[..., None].astype(bool)
+    assert dead.any()
+    changed = {key: value.copy() for key, value in batch.items()}
+    obs = changed["obs/unit"][:, :-1]
+    obs[dead] += 5.0
+    losses = [copy.deepcopy(agent).update(b, mask)["loss/critic"] for b in (batch, changed)]
+    assert losses[1] != pytest.approx(losses[0], rel=1e-4)
