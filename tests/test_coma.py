@@ -2,6 +2,7 @@
 import copy
 import math
 
+import numpy as np
 import pytest
 import torch
 from hypothesis import given, settings
@@ -83,10 +84,15 @@ def test_coma_rejects_heterogeneous_envs(tmp_path):
     assert len(result.stderr.splitlines()) == 1
 
 
-def _death_env_batch(agent: COMA, venv) -> tuple[dict, object]:
+def _death_env_batch(agent: COMA, venv) -> tuple[dict[str, np.ndarray], np.ndarray]:
     """The first batch of whole episodes the runner hands to `agent.update`."""
-    captured: list = []
-    agent.update = lambda batch, mask: captured.append((batch, mask)) or {}  # type: ignore[method-assign]
+    captured: list[tuple[dict[str, np.ndarray], np.ndarray]] = []
+
+    def capture(batch: dict[str, np.ndarray], mask: np.ndarray) -> dict[str, float]:
+        captured.append((batch, mask))
+        return {}
+
+    agent.update = capture  # type: ignore[method-assign]
     runner = OnPolicyEpisodeRunner(agent, venv, agent.run)
     while not captured:
         drive(runner, agent.run, 1)
