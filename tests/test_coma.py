@@ -15,6 +15,7 @@ from marl.algos.coma import (
     counterfactual_advantage,
     epsilon_floor_policy,
     masked_entropy,
+    policy_surrogate,
     td_lambda_returns,
 )
 from marl.episodes import OnPolicyEpisodeRunner
@@ -28,6 +29,28 @@ def test_counterfactual_baseline_and_advantage_by_hand():
     advantage, baseline = counterfactual_advantage(q, probs, torch.tensor([2, 0]))
     torch.testing.assert_close(baseline, torch.tensor([0.2 + 0.6 + 1.5, 2.0 + 1.0]))
     torch.testing.assert_close(advantage, torch.tensor([3.0 - 2.3, 4.0 - 3.0]))
+
+
+def test_expected_policy_gradient_is_the_sampled_gradients_expectation():
+    """Two agents (one with actions 1 and 4 unavailable): the expected surrogate's gradient equals the sampled
+    one's averaged over each agent's action, weighted by the probability of sampling it."""
+    gen = torch.Generator().manual_seed(0)
+    logits = torch.randn(2, 5, generator=gen, requires_grad=True)
+    avail = torch.tensor([[True, True, True, True, True], [True, False, True, True, False]])
+    q = torch.randn(2, 5, generator=gen) * 3
+
+    def grad(actions: torch.Tensor, expected: bool) -> tuple[torch.Tensor, torch.Tensor]:
+        probs = epsilon_floor_policy(logits, avail, 0.1)
+        return torch.autograd.grad(policy_surrogate(probs, q, actions, expected).sum(), logits)[0], probs.detach()
+
+    expected, _ = grad(torch.zeros(2, dtype=torch.long), True)  # the taken actions do not matter to it
+    average = torch.zeros_like(expected)
+    for u in range(5):
+        actions = torch.full((2,), u)
+        sampled, probs = grad(actions, False)
+        average += probs.gather(-1, actions[:, None]) * sampled
+    torch.testing.assert_close(expected, average)
+    assert expected.abs().sum() > 0.1
 
 
 def test_td_lambda_returns_by_hand():

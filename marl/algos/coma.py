@@ -39,7 +39,8 @@ class COMAConfig:
     gamma: Probability = 0.99
     td_lambda: Probability = 0.8
     critic_steps: PositiveInt = 8  # critic gradient steps per batch before the actor step
-    entropy_coef: NonNegativeFloat = 0.0  # bonus on the actors' softmax entropy over available actions
+    entropy_coef: NonNegativeFloat = 0.02  # bonus on the actors' softmax entropy over available actions
+    policy_gradient: Literal["sampled", "expected"] = "expected"  # expected: over every action, by its Q
     target_update_interval: PositiveInt = 80  # critic updates between target copies (every 10 batches)
     epsilon_start: Probability = 0.5
     epsilon_finish: Probability = 0.01
@@ -76,6 +77,16 @@ def counterfactual_advantage(
     baseline = (probs * q).sum(-1)
     taken = q.gather(-1, actions.unsqueeze(-1)).squeeze(-1)
     return taken - baseline, baseline
+
+
+def policy_surrogate(probs: torch.Tensor, q: torch.Tensor, actions: torch.Tensor, expected: bool) -> torch.Tensor:
+    """What the actors ascend. Sampled (COMA): log pi(u_a) A(u_a) for the action taken. Expected (expected policy
+    gradients, Ciosek & Whiteson 2018): sum_u pi(u) (Q(u) - b) over every action, the sampled gradient's
+    expectation under the policy that chose the actions, without its sampling noise."""
+    advantage, baseline = counterfactual_advantage(q, probs.detach(), actions)
+    if expected:
+        return (probs * (q - baseline.unsqueeze(-1))).sum(-1)
+    return torch.log(probs.gather(-1, actions.unsqueeze(-1)).squeeze(-1).clamp(min=1e-10)) * advantage
 
 
 def td_lambda_returns(rewards: torch.Tensor, continues: torch.Tensor, next_values: torch.Tensor, gamma: float,
@@ -186,9 +197,9 @@ class COMA(EpisodeAgent[COMAConfig]):
         logits, _ = self.actor(obs[:steps], h0, None)
         probs = epsilon_floor_policy(logits, avail[:steps], self.epsilon)
         advantage, _ = counterfactual_advantage(q_all.detach(), probs.detach(), actions)
-        logp = torch.log(probs.gather(-1, actions.unsqueeze(-1)).squeeze(-1).clamp(min=1e-10))
+        surrogate = policy_surrogate(probs, q_all.detach(), actions, cfg.policy_gradient == "expected")
         entropy = (masked_entropy(logits, avail[:steps]) * weight).sum() / count
-        actor_loss = -(logp * advantage * weight).sum() / count - cfg.entropy_coef * entropy
+        actor_loss = -(surrogate * weight).sum() / count - cfg.entropy_coef * entropy
         self.actor_opt.zero_grad(set_to_none=True)
         actor_loss.backward()
         actor_norm = float(nn.utils.clip_grad_norm_(self.actor.parameters(), cfg.max_grad_norm))
