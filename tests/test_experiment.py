@@ -16,6 +16,7 @@ from core.errors import UserError
 from core.experiments import report_experiments, run_experiment, trainers
 from core.experiments.grid import Cell, ExperimentSpec, cell_state, parse_seeds
 from core.experiments.results import collect, env_task
+from core.experiments.runner import run_grid
 from core.experiments.trainers import training_modules
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -189,6 +190,43 @@ def test_max_hours_stops_the_grid_with_its_cells_checkpointed(tmp_path):
     assert result.returncode == 75, result.stdout + result.stderr
     assert "0 cells finished, 0 failed, 1 to continue" in result.stdout and "--max-hours" in result.stdout
     assert cell_state(Cell("mappo", "smac_3m", 0).directory(out)) == "interrupted"
+
+
+class SlowToStop:
+    """A cell that takes a few polls to reach its checkpoint after a stop request, counting the requests."""
+
+    def __init__(self) -> None:
+        self.stops, self.polls_after_stop = 0, 0
+
+    def poll(self) -> int | None:
+        if self.stops:
+            self.polls_after_stop += 1
+        return 143 if self.polls_after_stop > 6 else None
+
+    def stop(self) -> None:
+        self.stops += 1
+
+
+def test_a_stopping_grid_asks_each_running_cell_to_stop_once(tmp_path):
+    """A second SIGTERM more than 2 s after the first makes a run stop at once, without its checkpoint: the grid
+    must not repeat the request while a cell is still writing it."""
+    cells: list[SlowToStop] = []
+
+    class Executor:
+        def start(self, argv: list[str], log: Path) -> SlowToStop:
+            cells.append(SlowToStop())
+            if len(cells) == 2:  # both running: the grid gets a SIGTERM
+                signal.raise_signal(signal.SIGTERM)
+            return cells[-1]
+
+        def close(self) -> None:
+            pass
+
+    spec = ExperimentSpec(["mappo"], ["smac_3m"], [0, 1], 1000)
+    result = run_grid(spec, tmp_path, lambda cell, directory, resume: ["train"], workers=2, progress=False,
+                      executor=Executor())
+    assert result.stopped == "signal" and len(result.interrupted) == 2
+    assert [c.stops for c in cells] == [1, 1]
 
 
 def test_the_python_api_runs_a_grid_reports_it_and_skips_finished_cells_on_a_rerun(tmp_path):

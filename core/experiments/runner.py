@@ -115,14 +115,15 @@ def run_grid(spec: ExperimentSpec, out: Path, command: CellCommand, workers: int
     bar = tqdm(total=len(cells), initial=len(done), unit="cell", disable=not progress, dynamic_ncols=True)
     with _stop_requests() as requested:
         while pending or running:
-            if stopped is None and requested():
-                stopped = "signal"
-            if stopped is None and deadline is not None and time.monotonic() >= deadline:
-                stopped = "max-hours"
-            if stopped is not None:
-                for r in running:
-                    r.process.stop()
-                pending = []
+            if stopped is None:
+                if requested():
+                    stopped = "signal"
+                elif deadline is not None and time.monotonic() >= deadline:
+                    stopped = "max-hours"
+                if stopped is not None:  # once: a cell asked again while it checkpoints stops without one
+                    for r in running:
+                        r.process.stop()
+                    pending = []
             while pending and len(running) < workers:
                 cell = pending.pop(0)
                 running.append(_start(cell, out, command, executor))
