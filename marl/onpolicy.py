@@ -30,6 +30,11 @@ class ActorCriticAgent(Learner, Protocol):
 
     def denormalize(self, group: str, values: torch.Tensor) -> torch.Tensor: ...
 
+    @property
+    def critic_on_state(self) -> bool:
+        """Whether the critic sees the global state (MAPPO), not only each agent's own observation (IPPO)."""
+        ...
+
     def update(self, batch: RolloutBatch) -> dict[str, float]: ...
 
 
@@ -60,9 +65,12 @@ class OnPolicyCollector:
     """Runs an agent in a vector env for `n_steps` vector steps at a time and computes GAE."""
 
     def __init__(self, agent: ActorCriticAgent, env: VecEnv, n_steps: int, gamma: float, gae_lambda: float,
-                 run: RunState) -> None:
+                 run: RunState, lambda_after_death: float | None = None) -> None:
+        """`lambda_after_death` (default: gae_lambda) is lambda from an agent's last step alive on: 1 makes a dead
+        agent's return run on through the rewards its slot still gets, with no dead slot's value as a target."""
         self.agent, self.env = agent, env
         self.n_steps, self.gamma, self.gae_lambda = n_steps, gamma, gae_lambda
+        self.lambda_after_death = gae_lambda if lambda_after_death is None else lambda_after_death
         spec, n = env.spec, env.n_envs
         self.common = RolloutBuffer(n_steps, n, {
             "state": (spec.state_shape, np.float32), "starts": ((), bool),
@@ -154,7 +162,9 @@ class OnPolicyCollector:
             last_values = _np(agent.denormalize(name, last))
             next_values = np.concatenate([values[1:], last_values[None]])
             next_values = np.where(done[..., None], np.where(truncated[..., None], final_values, 0.0), next_values)
-            adv, returns = compute_gae(buf["rewards"], values, next_values, continues, self.gamma, self.gae_lambda)
+            alive_next = np.concatenate([buf["alive"][1:], step.group_alive[name][None]])
+            lam = np.where(alive_next, self.gae_lambda, self.lambda_after_death)
+            adv, returns = compute_gae(buf["rewards"], values, next_values, continues, self.gamma, lam)
             groups[name] = GroupBatch(
                 obs=self._t(buf["obs"]), avail=self._t(buf["avail"]) if "avail" in buf.data else None,
                 actions=self._t(buf["actions"]),
@@ -180,7 +190,10 @@ class OnPolicyRunner:
     def __init__(self, agent: ActorCriticAgent, env: VecEnv, run: RunState) -> None:
         cfg = agent.cfg
         self.agent = agent
-        self.collector = OnPolicyCollector(agent, env, cfg.rollout_steps, cfg.gamma, cfg.gae_lambda, run)
+        # a critic on each agent's own observation cannot value a dead agent's slot (its observation is all zeros):
+        # its returns run on past deaths with lambda 1 instead (BENCHMARKS.md, IPPO)
+        self.collector = OnPolicyCollector(agent, env, cfg.rollout_steps, cfg.gamma, cfg.gae_lambda, run,
+                                           lambda_after_death=None if agent.critic_on_state else 1.0)
 
     @property
     def exact_resume(self) -> bool:

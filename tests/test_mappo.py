@@ -102,11 +102,12 @@ def test_dead_agents_are_out_of_the_policy_loss_but_their_values_are_learnt():
     assert losses()[0] != pytest.approx(policy, rel=1e-6)
 
 
-def _returns(monkeypatch, lifetimes: tuple[int, ...], max_steps: int, steps: int) -> torch.Tensor:
-    """Returns [T, agents] of env 0 with gamma 0.5 and lambda 1, the critic's value of every final state 8."""
+def _returns(monkeypatch, lifetimes: tuple[int, ...], max_steps: int, steps: int, lam: float = 1.0,
+             lambda_after_death: float | None = None) -> torch.Tensor:
+    """Returns [T, agents] of env 0 with gamma 0.5 and lambda `lam`, the critic's value of every final state 8."""
     venv = envs.make_vec("tests.toy_envs:make_death_env", n_envs=1, seed=0, lifetimes=lifetimes, max_steps=max_steps)
-    agent = MAPPO(venv.spec, MAPPOConfig(rollout_steps=steps, gamma=0.5, gae_lambda=1.0, value_norm=False))
-    collector = OnPolicyCollector(agent, venv, steps, 0.5, 1.0, RunState())
+    agent = MAPPO(venv.spec, MAPPOConfig(rollout_steps=steps, gamma=0.5, gae_lambda=lam, value_norm=False))
+    collector = OnPolicyCollector(agent, venv, steps, 0.5, lam, RunState(), lambda_after_death)
     monkeypatch.setattr(agent, "value", lambda group, obs, state, h, starts: torch.full((obs.shape[0], 2), 8.0))
     return collector.collect(lambda n, finished: None).groups["unit"].returns[:, 0]
 
@@ -119,6 +120,24 @@ def test_truncated_episodes_bootstrap_and_an_agents_death_does_not_end_its_retur
     # unit_0 (rewards 1, 2) dies after step 2; its slot still bootstraps at the truncation: G2 = 0 + 0.5*8,
     # G1 = 2 + 0.5*4, G0 = 1 + 0.5*4
     assert ret[:, 0].tolist() == pytest.approx([3.0, 4.0, 4.0])
+
+
+def test_with_lambda_1_after_death_no_dead_slots_value_is_a_target(monkeypatch):
+    """lambda 0 (one-step targets), unit_0 (rewards 1, 2) dies after step 2, the episode is truncated after step 3:
+    with lambda 1 after death its last step alive bootstraps from its slot's own return, not its dead slot's value."""
+    ret = _returns(monkeypatch, lifetimes=(2, 100), max_steps=3, steps=3, lam=0.0, lambda_after_death=1.0)
+    # G2 = 0 + 0.5*8 (the truncation's final value), G1 = 2 + 0.5*G2, not 2 + 0.5*(the critic's value at step 2)
+    assert ret[1:, 0].tolist() == pytest.approx([4.0, 4.0])
+    one_step = _returns(monkeypatch, lifetimes=(2, 100), max_steps=3, steps=3, lam=0.0)
+    assert one_step[1, 0].item() != pytest.approx(4.0) and one_step[2, 0].item() == pytest.approx(4.0)
+
+
+@pytest.mark.parametrize(("algo", "after_death"), [("mappo", 0.95), ("ippo", 1.0)])
+def test_only_a_critic_that_cannot_see_the_team_runs_returns_past_deaths_with_lambda_1(algo, after_death):
+    venv = envs.make_vec("tests.toy_envs:make_death_env", n_envs=1, seed=0)
+    cfg = MAPPOConfig(critic_input="obs" if algo == "ippo" else "state", gae_lambda=0.95)
+    runner = OnPolicyRunner(MAPPO(venv.spec, cfg), venv, RunState())
+    assert runner.collector.lambda_after_death == after_death
 
 
 def test_terminated_episodes_do_not_bootstrap(monkeypatch):

@@ -48,14 +48,15 @@ def compute_gae(
     next_values: np.ndarray,
     continues: np.ndarray,
     gamma: float,
-    lam: float,
+    lam: float | np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray]:
     """GAE(lambda) over a [T, ...] rollout; returns (advantages, returns).
 
     next_values[t] is the value of the state reached after step t: V(s_{t+1}) within an episode, the value
     of the true final observation when the episode was truncated, 0 when it terminated.
     continues[t] (broadcast against rewards) is 0 where the episode ended at step t (terminated or truncated),
-    which stops the advantage recursion from reaching across an episode boundary.
+    which stops the advantage recursion from reaching across an episode boundary. lam may vary per element
+    (broadcast against rewards).
     """
     deltas = rewards + gamma * next_values - values
     decay = gamma * lam * continues

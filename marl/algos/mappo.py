@@ -161,6 +161,10 @@ class MAPPO:
         out, _ = net.critic(x, h_critic, self._tensor(starts)[None])
         return out[0, ..., 0]
 
+    @property
+    def critic_on_state(self) -> bool:
+        return self.cfg.critic_input == "state"
+
     def denormalize(self, group: str, values: torch.Tensor) -> torch.Tensor:
         return self.value_norm[group].denormalize(values) if self.cfg.value_norm else values
 
