@@ -36,7 +36,7 @@ from core.episode_stats import EpisodeStats, OnStep
 from core.errors import Interrupted, NonFiniteError, RunError, UserError, describe_exception
 from core.evaluation import Evaluation
 from core.logger import RunLogger
-from core.precision import torch_threads, training_float_modes
+from core.precision import cpu_threads, training_float_modes
 from core.run_config import TrainConfig
 from core.run_state import Clock, RunState
 
@@ -93,7 +93,7 @@ class Trainer:
         self.logger: RunLogger | None = None
         self.run.seed_globals()
         try:
-            with torch_threads(train.torch_threads):  # the networks' initialisation as in training, on any machine
+            with cpu_threads(train.torch_threads):  # the networks' initialisation as in training, on any machine
                 self._build(device(train.device))
                 self.runner: Runner = self._make_runner()
                 if resume is not None:
@@ -196,7 +196,7 @@ class Trainer:
         with signals.handled(), signals.deferred():
             try:
                 self.callbacks.on_train_start(self)
-                with torch_threads(self.train_cfg.torch_threads), training_float_modes(self.train_cfg.matmul_precision):
+                with cpu_threads(self.train_cfg.torch_threads), training_float_modes(self.train_cfg.matmul_precision):
                     self._loop()
                     self.wall_s = time.perf_counter() - start
                     if signals.pending() is None and self._eval_step != self.env_steps:
