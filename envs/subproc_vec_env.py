@@ -19,6 +19,7 @@ from multiprocessing.process import BaseProcess
 from typing import NoReturn
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from core import signals
 from core.errors import ConcertoError, EnvWorkerError, Interrupted, describe_exception
@@ -158,6 +159,7 @@ def _worker(index: int, factory: Callable[[], object], name: str, raw: Mapping[s
     """Worker loop: build the env, then serve reset/step/close commands until told to stop."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # signals are handled by the parent, which closes us
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    threadpool_limits(1, user_api="blas")  # one env per worker: BLAS threads per core would oversubscribe
     try:
         adapter = PettingZooAdapter(factory(), name=name)
         adapter.bind(row_views(_views(raw, layout), index))
