@@ -41,7 +41,7 @@ def test_expected_policy_gradient_is_the_sampled_gradients_expectation():
 
     def grad(actions: torch.Tensor, expected: bool) -> tuple[torch.Tensor, torch.Tensor]:
         probs = epsilon_floor_policy(logits, avail, 0.1)
-        return torch.autograd.grad(policy_surrogate(probs, q, actions, expected).sum(), logits)[0], probs.detach()
+        return torch.autograd.grad(policy_surrogate(probs, q, actions, expected)[0].sum(), logits)[0], probs.detach()
 
     expected, _ = grad(torch.zeros(2, dtype=torch.long), True)  # the taken actions do not matter to it
     average = torch.zeros_like(expected)

@@ -79,14 +79,16 @@ def counterfactual_advantage(
     return taken - baseline, baseline
 
 
-def policy_surrogate(probs: torch.Tensor, q: torch.Tensor, actions: torch.Tensor, expected: bool) -> torch.Tensor:
-    """What the actors ascend. Sampled (COMA): log pi(u_a) A(u_a) for the action taken. Expected (expected policy
-    gradients, Ciosek & Whiteson 2018): sum_u pi(u) (Q(u) - b) over every action, the sampled gradient's
-    expectation under the policy that chose the actions, without its sampling noise."""
+def policy_surrogate(probs: torch.Tensor, q: torch.Tensor, actions: torch.Tensor, expected: bool
+                     ) -> tuple[torch.Tensor, torch.Tensor]:
+    """What the actors ascend, and the taken actions' counterfactual advantage. Sampled (COMA): log pi(u_a) A(u_a)
+    for the action taken. Expected (expected policy gradients, Ciosek & Whiteson 2018): sum_u pi(u) (Q(u) - b)
+    over every action, the sampled gradient's expectation under the policy that chose the actions, without its
+    sampling noise."""
     advantage, baseline = counterfactual_advantage(q, probs.detach(), actions)
     if expected:
-        return (probs * (q - baseline.unsqueeze(-1))).sum(-1)
-    return torch.log(probs.gather(-1, actions.unsqueeze(-1)).squeeze(-1).clamp(min=1e-10)) * advantage
+        return (probs * (q - baseline.unsqueeze(-1))).sum(-1), advantage
+    return torch.log(probs.gather(-1, actions.unsqueeze(-1)).squeeze(-1).clamp(min=1e-10)) * advantage, advantage
 
 
 def td_lambda_returns(rewards: torch.Tensor, continues: torch.Tensor, next_values: torch.Tensor, gamma: float,
@@ -196,8 +198,7 @@ class COMA(EpisodeAgent[COMAConfig]):
         h0 = torch.zeros(obs.shape[1], obs.shape[2], self.actor.net.rnn_hidden, device=dev)
         logits, _ = self.actor(obs[:steps], h0, None)
         probs = epsilon_floor_policy(logits, avail[:steps], self.epsilon)
-        advantage, _ = counterfactual_advantage(q_all.detach(), probs.detach(), actions)
-        surrogate = policy_surrogate(probs, q_all.detach(), actions, cfg.policy_gradient == "expected")
+        surrogate, advantage = policy_surrogate(probs, q_all.detach(), actions, cfg.policy_gradient == "expected")
         entropy = (masked_entropy(logits, avail[:steps]) * weight).sum() / count
         actor_loss = -(surrogate * weight).sum() / count - cfg.entropy_coef * entropy
         self.actor_opt.zero_grad(set_to_none=True)
