@@ -16,7 +16,6 @@ from marl.algos.coma import (
     epsilon_floor_policy,
     masked_entropy,
     policy_surrogate,
-    td_lambda_returns,
 )
 from marl.episodes import OnPolicyEpisodeRunner
 from marl.evaluation import evaluate
@@ -51,19 +50,6 @@ def test_expected_policy_gradient_is_the_sampled_gradients_expectation():
         average += probs.gather(-1, actions[:, None]) * sampled
     torch.testing.assert_close(expected, average)
     assert expected.abs().sum() > 0.1
-
-
-def test_td_lambda_returns_by_hand():
-    rewards = torch.tensor([1.0, 2.0, 3.0])
-    next_values = torch.tensor([10.0, 20.0, 99.0])
-    continues = torch.tensor([1.0, 1.0, 0.0])  # the episode ends after step 2
-    g = td_lambda_returns(rewards, continues, next_values, gamma=0.5, lam=0.5)
-    g2 = 3.0
-    g1 = 2.0 + 0.5 * (0.5 * 20.0 + 0.5 * g2)
-    g0 = 1.0 + 0.5 * (0.5 * 10.0 + 0.5 * g1)
-    torch.testing.assert_close(g, torch.tensor([g0, g1, g2]))
-    one_step = td_lambda_returns(rewards, continues, next_values, gamma=0.5, lam=0.0)
-    torch.testing.assert_close(one_step, torch.tensor([1.0 + 5.0, 2.0 + 10.0, 3.0]))
 
 
 @settings(max_examples=30, deadline=None)

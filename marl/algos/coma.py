@@ -26,6 +26,7 @@ from core.run_state import RunState
 from envs.spec import EnvSpec
 from marl.agent import EpisodeAgent, GroupAction, Hidden
 from marl.networks import GroupActionNet
+from marl.returns import td_lambda_returns
 
 
 @dataclass
@@ -89,21 +90,6 @@ def policy_surrogate(probs: torch.Tensor, q: torch.Tensor, actions: torch.Tensor
     if expected:
         return (probs * (q - baseline.unsqueeze(-1))).sum(-1), advantage
     return torch.log(probs.gather(-1, actions.unsqueeze(-1)).squeeze(-1).clamp(min=1e-10)) * advantage, advantage
-
-
-def td_lambda_returns(rewards: torch.Tensor, continues: torch.Tensor, next_values: torch.Tensor, gamma: float,
-                      lam: float) -> torch.Tensor:
-    """TD(lambda) returns over [T, ...]: G_t = r_t + gamma c_t ((1 - lam) next_values[t] + lam G_{t+1}).
-
-    next_values[t] is the target value of step t + 1; c_t is 0 where the episode ends at step t (terminated,
-    or the last recorded step) so that nothing bootstraps across an episode boundary or into padding.
-    """
-    out = torch.zeros_like(rewards)
-    running = torch.zeros_like(rewards[0])
-    for t in range(rewards.shape[0] - 1, -1, -1):
-        running = rewards[t] + gamma * continues[t] * ((1 - lam) * next_values[t] + lam * running)
-        out[t] = running
-    return out
 
 
 class COMA(EpisodeAgent[COMAConfig]):

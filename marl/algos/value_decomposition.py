@@ -25,6 +25,7 @@ from marl.agent import EpisodeAgent, GroupAction, Hidden
 from marl.exploration import epsilon_greedy
 from marl.mixers import QMixer, VDNMixer
 from marl.networks import GroupActionNet, ModuleMap
+from marl.returns import td_lambda_returns
 
 
 @dataclass
@@ -39,6 +40,7 @@ class ValueDecompositionConfig:
     learning_starts: NonNegativeInt = 32  # episodes in the buffer before updates start
     lr: PositiveFloat = 5e-4
     gamma: Probability = 0.99
+    td_lambda: Probability = 0.0  # 0: one-step targets; TD(lambda) targets as in pymarl2 (Hu et al. 2021)
     double_q: bool = True
     target_update_interval: PositiveInt = 200  # updates between hard target-network copies
     epsilon_start: Probability = 1.0
@@ -133,16 +135,18 @@ class ValueDecomposition(EpisodeAgent[ValueDecompositionConfig]):
             alive_next_rows.append(alive[1:])
         chosen_q, next_q = torch.cat(chosen, -1), torch.cat(best_next, -1)  # [T, B, N]
         alive_now, alive_next = torch.cat(alive_rows, -1), torch.cat(alive_next_rows, -1)
-        continuing = cfg.gamma * (1.0 - terminated)
+        last = mask_t * (1.0 - torch.cat([mask_t[1:], torch.zeros_like(mask_t[:1])]))  # episodes' last steps
         if self.mixer is None or self.target_mixer is None:  # IQL: each slot's own TD error, through deaths
-            target = reward.unsqueeze(-1) + continuing.unsqueeze(-1) * next_q
+            per_slot = [x.unsqueeze(-1).expand_as(next_q) for x in (reward, terminated, last)]
+            target = td_lambda_returns(per_slot[0], 1.0 - per_slot[1], next_q, cfg.gamma, cfg.td_lambda, per_slot[2])
             weight = mask_t.unsqueeze(-1).expand_as(chosen_q)
             td = (chosen_q - target) * weight
             q_taken = chosen_q
         else:  # dead agents add nothing to the team value
             q_tot = self.mixer(chosen_q * alive_now, state[:-1])
             with torch.no_grad():
-                target = reward + continuing * self.target_mixer(next_q * alive_next, state[1:])
+                next_tot = self.target_mixer(next_q * alive_next, state[1:])
+                target = td_lambda_returns(reward, 1.0 - terminated, next_tot, cfg.gamma, cfg.td_lambda, last)
             weight = mask_t
             td = (q_tot - target) * weight
             q_taken = q_tot
