@@ -122,6 +122,9 @@ def test_final_scores_fall_back_to_the_last_evaluation_and_skip_a_missing_metric
     results = {"smac": {"3m": {"qmix": {"run_0": run(None, curve), "run_1": run(50.0)}}},
                "gymnasium": {"CartPole-v1": {"ppo": runs([3.0])}}}
     assert final_scores(results, "return")[("smac", "3m")]["qmix"].tolist() == [11.0, 50.0]
+    assert [r.unfinished_at for r in run_scores(results, "return")[("smac", "3m")]["qmix"]] == [1200, None]
+    assert [(s.task, s.n_runs, s.n_unfinished) for s in summarize(results, "return", reps=REPS)] == [
+        ("CartPole-v1", 1, 0), ("3m", 2, 1)]
     assert final_scores(results, "win_rate") == {}
     assert summarize(results, "win_rate") == []
     assert probabilities_of_improvement(results, "win_rate") == []
@@ -215,3 +218,15 @@ def test_reports_need_no_pyplot() -> None:
     """The module draws on its own Agg canvases: importing it selects no backend for the user's process."""
     code = "import sys, core.experiments.report; assert 'matplotlib.pyplot' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True, cwd=Path(__file__).parent.parent)
+
+
+def test_the_report_marks_unfinished_runs(tmp_path: Path) -> None:
+    results = {"smac": {"3m": {"qmix": {"run_0": run(None, (1.0, 2.0, 3.0)), "run_1": run(4.0)}}}}
+    files = write_report(results, tmp_path, {}, metric_order=("return",), reps=REPS)
+    md = files[1].read_text()
+    assert "| smac | 3m | qmix | 2 (1 unfinished) |" in md
+    assert "| smac | 3m | qmix | run_0 | 3.00 | 1.00 | unfinished: last evaluated at 300 |" in md
+    assert "| smac | 3m | qmix | run_1 | 4.00 | 0.00 | finished |" in md
+    assert "counts with its last evaluation as its final score" in md
+    with files[0].open() as f:
+        assert next(csv.DictReader(f))["n_unfinished"] == "1"

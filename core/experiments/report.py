@@ -75,14 +75,17 @@ class ScoreSummary(NamedTuple):
     min: float
     max: float
     recent_min: float  # the lowest score of any run over its last RECENT_EVALS evaluations
+    n_unfinished: int  # runs scored by their last evaluation because they have not finished (yet)
 
 
 class RunScore(NamedTuple):
-    """One run's final score and its lowest over its last RECENT_EVALS evaluations (a late collapse shows)."""
+    """One run's final score and its lowest over its last RECENT_EVALS evaluations (a late collapse shows);
+    `unfinished_at` is the env step of an unfinished run's last evaluation, its score so far (None: finished)."""
 
     run: str
     final: float
     recent_min: float
+    unfinished_at: int | None = None
 
 
 class Improvement(NamedTuple):
@@ -179,10 +182,12 @@ def run_scores(results: Results, metric: str) -> dict[TaskKey, dict[str, list[Ru
         rows = []
         for name, run in runs:
             steps = _steps(run)
-            final = _episode_mean(run.get("absolute_metrics") or (steps[-1] if steps else None), metric)
+            finished = bool(run.get("absolute_metrics"))
+            final = _episode_mean(run["absolute_metrics"] if finished else (steps[-1] if steps else None), metric)
             if final is not None:
                 recent = [v for step in steps[-RECENT_EVALS:] if (v := _episode_mean(step, metric)) is not None]
-                rows.append(RunScore(name, final, min([final, *recent])))
+                unfinished_at = None if finished else int(steps[-1].get("step_count", 0))
+                rows.append(RunScore(name, final, min([final, *recent]), unfinished_at))
         if rows:
             scores.setdefault((env, task), {})[algo] = rows
     return scores
@@ -260,7 +265,8 @@ def summarize(results: Results, metric: str, reps: int = 2000, seed: int = 0) ->
             iqm, mean, median = (Estimate(float(p), float(lo), float(hi))
                                  for p, lo, hi in zip(points, *intervals, strict=True))
             rows.append(ScoreSummary(env, task, algo, metric, len(scores), iqm, mean, median,
-                                     float(scores.min()), float(scores.max()), min(r.recent_min for r in runs)))
+                                     float(scores.min()), float(scores.max()), min(r.recent_min for r in runs),
+                                     sum(r.unfinished_at is not None for r in runs)))
     return rows
 
 
@@ -328,11 +334,12 @@ def write_summary_csv(summaries: Sequence[ScoreSummary], path: Path) -> Path:
     """One row per env/task/algorithm/metric; values in the metric's own units (win rate as a fraction)."""
     with path.open("w", newline="") as f:
         writer = csv.writer(f)
-        writer.writerow(["env", "task", "algo", "metric", "n_runs", "iqm", "iqm_lo", "iqm_hi", "mean", "mean_lo",
-                         "mean_hi", "median", "median_lo", "median_hi", "min", "max", "recent_min"])
+        writer.writerow(["env", "task", "algo", "metric", "n_runs", "n_unfinished", "iqm", "iqm_lo", "iqm_hi", "mean",
+                         "mean_lo", "mean_hi", "median", "median_lo", "median_hi", "min", "max", "recent_min"])
         for s in summaries:
             values = (*s.iqm, *s.mean, *s.median, s.min, s.max, s.recent_min)
-            writer.writerow([s.env, s.task, s.algo, s.metric, s.n_runs, *(round(v, 6) for v in values)])
+            writer.writerow([s.env, s.task, s.algo, s.metric, s.n_runs, s.n_unfinished,
+                             *(round(v, 6) for v in values)])
     return path
 
 
@@ -377,7 +384,8 @@ def write_summary_md(summaries: Sequence[ScoreSummary], improvements: Sequence[I
     then the evaluation protocol. `runs` is run_scores per metric."""
     lines = ["# Experiment report", ""]
     for metric in dict.fromkeys(s.metric for s in summaries):
-        rows = [(s.env, s.task, s.algo, s.n_runs, *(_fmt_estimate(e, metric) for e in (s.iqm, s.mean, s.median)),
+        rows = [(s.env, s.task, s.algo, f"{s.n_runs} ({s.n_unfinished} unfinished)" if s.n_unfinished else s.n_runs,
+                 *(_fmt_estimate(e, metric) for e in (s.iqm, s.mean, s.median)),
                  _fmt(s.min, metric), _fmt(s.max, metric), _fmt(s.recent_min, metric))
                 for s in summaries if s.metric == metric]
         lines += [f"## Final {_label(metric)}", "",
@@ -388,12 +396,16 @@ def write_summary_md(summaries: Sequence[ScoreSummary], improvements: Sequence[I
         if pairs:
             lines += [f"### Probability of improvement in {metric.replace('_', ' ')}", "",
                       *_md_table(["env", "task", "X", "Y", "P(X > Y) [95% CI]"], pairs, numeric_from=4), ""]
-        per_run = [(env, task, algo, r.run, _fmt(r.final, metric), _fmt(r.recent_min, metric))
+        per_run = [(env, task, algo, r.run, _fmt(r.final, metric), _fmt(r.recent_min, metric),
+                    "finished" if r.unfinished_at is None else f"unfinished: last evaluated at {r.unfinished_at:,}")
                    for (env, task), by_algo in runs.get(metric, {}).items() for algo, rows in by_algo.items()
                    for r in rows]
         lines += [f"### Every run's {metric.replace('_', ' ')}", "",
-                  *_md_table(["env", "task", "algorithm", "run", "final", f"min of last {RECENT_EVALS}"], per_run,
-                             numeric_from=4), ""]
+                  *_md_table(["env", "task", "algorithm", "run", "final", f"min of last {RECENT_EVALS}", "status"],
+                             per_run, numeric_from=4), ""]
+        if any(s.n_unfinished for s in summaries if s.metric == metric):
+            lines += ["An unfinished run (the grid was stopped; rerun its command to continue) counts with its last "
+                      "evaluation as its final score.", ""]
     lines += ["## Evaluation protocol", "", protocol_text(protocol, reps, seed), ""]
     path.write_text("\n".join(lines))
     return path
