@@ -48,11 +48,11 @@ def test_value_based_agents_learn_the_signal_game(mixer):
     torch.manual_seed(0)
     venv = envs.make_vec("examples.custom_env:make_env", n_envs=8, seed=0)
     cfg = ValueDecompositionConfig(
-        mixer=mixer, epsilon_anneal_steps=3000, max_episode_len=10, target_update_interval=50
+        mixer=mixer, epsilon_anneal_steps=3000, max_episode_len=10, target_update_interval=50, rollout_steps=8
     )
     agent = ValueDecomposition(venv.spec, cfg)
-    drive(ReplayEpisodeRunner(agent, venv, agent.run), agent.run, 160)  # 10,240 env steps (seeds 0-4 of IQL and VDN
-    # end at 20/20 here, QMIX at 20 on four and 13.25 on one; at 5,120 steps they ranged over 10-20)
+    drive(ReplayEpisodeRunner(agent, venv, agent.run), agent.run, 160)  # 10,240 env steps, 160 updates: seeds 0-4
+    # of IQL, VDN and QMIX end at 20/20 here; with half the updates (16 rollout steps) QMIX ended at 10.4-20
     eval_env = envs.make_vec("examples.custom_env:make_env", n_envs=4)
     assert evaluate(agent, eval_env, 16, seed=3)["eval/return_mean"] > 16.0
 
@@ -85,11 +85,13 @@ def test_truncated_episodes_store_the_final_observation_and_not_terminated():
     np.testing.assert_array_equal(buf.data["alive/unit"][0][:, 0], [True, True, False, False])  # unit_0 died at t=2
 
 
-def test_iql_targets_bootstrap_through_a_death_and_dead_slots_are_learnt():
-    """A unit's TD target at its last step alive is r + gamma * Q(its dead slot), not r alone (which would cut its
+@pytest.mark.parametrize("td_lambda", [0.0, 0.6])
+def test_iql_targets_bootstrap_through_a_death_and_dead_slots_are_learnt(td_lambda):
+    """A unit's TD target at its last step alive bootstraps from Q(its dead slot), not r alone (which would cut its
     return at its death and leave it the team reward it lived to see); the dead slot's own Q is learnt too."""
     venv = envs.make_vec("tests.toy_envs:make_death_env", n_envs=1, seed=0, lifetimes=(1, 100), max_steps=3)
-    cfg = ValueDecompositionConfig(mixer="none", max_episode_len=3, rollout_steps=3, learning_starts=99, gamma=0.5)
+    cfg = ValueDecompositionConfig(mixer="none", max_episode_len=3, rollout_steps=3, learning_starts=99, gamma=0.5,
+                                   td_lambda=td_lambda)
     agent = ValueDecomposition(venv.spec, cfg)
     runner = ReplayEpisodeRunner(agent, venv, agent.run)
     drive(runner, agent.run, 1)
@@ -104,7 +106,11 @@ def test_iql_targets_bootstrap_through_a_death_and_dead_slots_are_learnt():
                 if isinstance(module, AgentNet):
                     module.head.bias.fill_(c)
     reward = batch["reward"][0]  # truncated after 3 steps: every step bootstraps, for both slots
-    expected = float(np.mean([(c - (r + cfg.gamma * c)) ** 2 for r in reward]))
+    targets, follow = [], c  # TD(lambda) by hand, from the final observation's value back
+    for r in reward[::-1]:
+        follow = r + cfg.gamma * ((1 - td_lambda) * c + td_lambda * follow)
+        targets.append(follow)
+    expected = float(np.mean([(c - target) ** 2 for target in targets]))
     assert agent.update(batch, mask)["loss/td"] == pytest.approx(expected, rel=1e-5)
 
 
@@ -115,7 +121,7 @@ def test_qmix_checkpoint_keeps_the_replay_buffer_and_resume_continues(tmp_path):
     from marl.cli import main
     args = ["--algo", "qmix", "--env", "examples.custom_env:make_env", "--n-envs", "2", "--no-progress",
             "--logdir", str(tmp_path), "train.eval_episodes=2", "train.eval_envs=2", "max_episode_len=10",
-            "learning_starts=4", "batch_size=4"]
+            "learning_starts=4", "batch_size=4", "rollout_steps=8"]
     assert main([*args, "--steps", "200", "--summary-json", str(tmp_path / "a.json")]) == 0
     run_dir = Path(json.loads((tmp_path / "a.json").read_text())["run_dir"])
     ckpt = run_dir / "checkpoints" / "step-000000208"
