@@ -50,6 +50,7 @@ MOVE_DIRECTIONS = np.array([[0.0, 1.0], [0.0, -1.0], [1.0, 0.0], [-1.0, 0.0]])  
 MOVE_STEPS = (MOVE_DIRECTIONS @ np.array([1, 1j])).astype(np.complex64)
 N_NON_ATTACK_ACTIONS = 6  # no-op, stop, 4 moves
 FAR = 1e9
+BEAM_HALF_WIDTH = 0.15  # the Colossus beam is a 2.8 x 0.3 line (SMAC_SPEC §5.2, smaclite's beam)
 MEDIVAC_TARGET_PENALTY = 100.0  # distance the enemy AI adds to a medivac when it picks a target (medivacs last)
 # map constants that checkpoints saved before the typed containers also hold; loading ignores them
 RETIRED_STATE_KEYS = frozenset({"is_ally", "enemy_of"})
@@ -137,8 +138,9 @@ class PairStats(_Arrays):
         armored, light = t.armored[kinds][:, None, :], t.light[kinds][:, None, :]
         hit = np.where(armored, t.damage_vs_armored[kinds][:, :, None],
                        np.where(light, t.damage_vs_light[kinds][:, :, None], t.damage_vs_other[kinds][:, :, None]))
-        ground = ~t.is_medivac[kinds]
-        collide = ground[:, :, None] & ground[:, None, :] & ~np.eye(u, dtype=bool)
+        ground, over = ~t.is_medivac[kinds], t.steps_over_ground[kinds]
+        collide = ground[:, :, None] & ground[:, None, :] & ~np.eye(u, dtype=bool) \
+            & (over[:, :, None] == over[:, None, :])  # a colossus walks over the others
         scan_reach = SCAN_RANGE + radius_sum
         return cls(reach=t.range[kinds][:, :, None] + radius_sum, radius_sum=radius_sum,
                    volley=hit * t.attacks[kinds][:, :, None], hit_damage=hit, scan_reach=scan_reach,
@@ -214,6 +216,7 @@ class Battle:
         self.has_suicide = bool(t.is_suicide.any())
         self.has_medivac = bool(t.is_medivac.any())
         self.has_regen = bool((t.regen_per_tick > 0).any())
+        self.has_stepping_over = bool(t.steps_over_ground.any())
         self.delays = sorted(set(t.projectile_ticks.tolist()))
         # A fixed roster's stats are the same in every env: its pairwise tables are one [U, U] block broadcast
         # read-only. A generated roster's stats are drawn per env at each reset (type 0 until then).
@@ -344,6 +347,8 @@ class Battle:
         radius = np.where(live, st.radius, -FAR)
         overlap = _rows(radius, u) + _cols(radius, u) - dist
         w = np.maximum(overlap, 0.0) / np.maximum(dist, 1e-6)
+        if self.has_stepping_over:  # pairs that never collide (a colossus and a smaller ground unit)
+            w *= self.pairs.collide_d2 >= 0
         # the sum over j as one matrix-vector product over every (env, unit) row: numpy's sum over a short
         # axis, and a batched matmul, are several times slower
         push = ((w * diff).reshape(-1, u) @ self._ones).reshape(s.z.shape)
@@ -511,18 +516,26 @@ class Battle:
         s.pending[-1] = 0.0
 
     def _splash(self, fire: np.ndarray, flat_t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Colossus beam (enemies within splash_radius of the primary target, primary excluded) and baneling
-        explosions (enemies within splash_radius of the baneling): damage [B, U] and hit counts [B, U]."""
+        """Colossus beam (enemies touching a line of half-length splash_radius and half-width BEAM_HALF_WIDTH
+        across the attack, centred on the primary target, primary excluded) and baneling explosions (enemies
+        within splash_radius of the baneling): damage [B, U] and hit counts [B, U]."""
         s, st = self.state, self.stats
         line = fire & st.is_line_splash
         boom = fire & st.is_suicide
-        centre = np.where(line, np.take(s.z, flat_t), s.z)  # the target (beam) or the baneling itself
-        d = np.abs(s.z[:, None, :] - centre[:, :, None])  # [B, attacker, victim]
-        victims = self.enemy_of[None] & s.alive[:, None, :]
-        radius = st.splash_radius[:, :, None]
-        hit = (line[..., None] & (d < radius) & (self._flat_base[..., None] + self._units != flat_t[..., None])) \
-            | (boom[..., None] & (d < radius + st.radius[:, None, :]))
-        hit &= victims
+        radius, victim_radius = st.splash_radius[:, :, None], st.radius[:, None, :]
+        target = np.take(s.z, flat_t)
+        centre = np.where(line, target, s.z)  # the target (beam) or the baneling itself
+        offset = s.z[:, None, :] - centre[:, :, None]  # [B, attacker, victim]
+        hit = boom[..., None] & (np.abs(offset) < radius + victim_radius)
+        if line.any():  # the victim's circle meets the beam's thin rectangle
+            heading = target - s.z
+            heading /= np.maximum(np.abs(heading), 1e-6)
+            local = offset * np.conj(heading)[:, :, None]  # real part: along the attack; imaginary: along the beam
+            gap_across = np.maximum(np.abs(local.imag) - radius, 0.0)
+            gap_along = np.maximum(np.abs(local.real) - BEAM_HALF_WIDTH, 0.0)
+            touches = gap_across ** 2 + gap_along ** 2 < victim_radius ** 2
+            hit |= line[..., None] & touches & (self._flat_base[..., None] + self._units != flat_t[..., None])
+        hit &= self.enemy_of[None] & s.alive[:, None, :]
         hits = hit * st.attacks[:, :, None]
         return (self.pairs.hit_damage * hits).sum(1), hits.sum(1)
 

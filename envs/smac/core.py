@@ -28,6 +28,7 @@ class RewardConfig:
 
     reward_sparse: bool = False
     reward_only_positive: bool = True
+    reward_positive_part: bool = False  # with reward_only_positive: max(r, 0) as smacv2, not |r| as smac v1
     reward_death_value: float = 10.0
     reward_win: float = 200.0
     reward_defeat: float = 0.0
@@ -124,22 +125,23 @@ class SMACBatch:
         lost = ~allies_left & enemies_left
         ended = ~(allies_left & enemies_left)
         timeout = ~ended & (s.steps >= self.limit)
-        if cfg.reward_sparse:
+        if cfg.reward_sparse:  # scaled below like the dense reward, as smac does
             reward = won.astype(np.float64) - lost
         else:
             damage = prev_hs - (s.hp + s.shield)
             delta_enemy = (damage[:, a:] * prev_alive[:, a:]).sum(1)
             delta_deaths = cfg.reward_death_value * dead_enemies
-            if cfg.reward_only_positive:
-                reward = np.abs(delta_enemy + delta_deaths)
+            if cfg.reward_only_positive:  # smac v1's abs() pays for enemy shield regeneration; smacv2 clips
+                positive = delta_enemy + delta_deaths
+                reward = np.maximum(positive, 0.0) if cfg.reward_positive_part else np.abs(positive)
             else:
                 delta_ally = cfg.reward_negative_scale * (damage[:, :a] * prev_alive[:, :a]).sum(1)
                 reward = delta_enemy + delta_deaths - delta_ally \
                     - cfg.reward_death_value * cfg.reward_negative_scale * dead_allies
             reward = reward + cfg.reward_win * won + cfg.reward_defeat * lost
-            if cfg.reward_scale:
-                assert self.max_reward is not None, "step() before the first reset()"
-                reward = reward / (self.max_reward / cfg.reward_scale_rate)
+        if cfg.reward_scale:
+            assert self.max_reward is not None, "step() before the first reset()"
+            reward = reward / (self.max_reward / cfg.reward_scale_rate)
         return StepOutcome(reward, ended, timeout, won, dead_allies, dead_enemies)
 
     def _fighting(self, alive: np.ndarray, a: bool) -> np.ndarray:

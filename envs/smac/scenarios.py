@@ -19,7 +19,7 @@ RACES = {  # SMACv2 example configs (SMAC_SPEC.md §1.4)
     "zerg": (["zergling", "hydralisk", "baneling"], [0.45, 0.45, 0.1], ("baneling",)),
 }
 SIZES = ((5, 5), (10, 10), (20, 20), (10, 11), (20, 23))
-SMACV2_FLAGS = {"obs_own_pos": True, "use_unit_ranges": True, "min_attack_range": 2.0}
+SMACV2_FLAGS = {"obs_own_pos": True, "use_unit_ranges": True, "min_attack_range": 2.0, "reward_positive_part": True}
 LIMIT = 200
 
 

@@ -35,7 +35,9 @@ class UnitType:
     obs_max_cooldown: float = 15.0  # SMAC's unit_max_cooldown, for the state's cooldown feature
     heal_per_second: float = 0.0  # medivac
     splash: str = ""  # "line" (colossus beam) or "suicide" (baneling)
-    splash_radius: float = 0.0
+    splash_radius: float = 0.0  # the beam's half-length (a line across the attack, centred on the target), or
+    # the explosion's radius
+    steps_over_ground: bool = False  # walks over other ground units: collides only with units that do too
     regen_per_second: float = 0.0  # zerg
     projectile_ticks: int = 0  # ticks between firing and the hit landing (ranged projectiles)
 
@@ -58,14 +60,14 @@ UNIT_TYPES: dict[str, UnitType] = {u.name: u for u in (
              speed=2.25, sight=9, radius=0.5, light=True, obs_max_cooldown=22),
     UnitType("colossus", "P", hp=200, shield=150, armor=1, damage=10, attacks=2, bonus_light=5, range=7,
              cooldown_faster=1.07, speed=2.25, sight=10, radius=1.0, armored=True, obs_max_cooldown=24,
-             splash="line", splash_radius=1.4),
+             splash="line", splash_radius=1.4, steps_over_ground=True),
     UnitType("zergling", "Z", hp=35, damage=5, range=0.1, cooldown_faster=0.497, speed=2.9531, sight=8,
              radius=0.375, light=True, obs_max_cooldown=11, regen_per_second=0.38),
     UnitType("baneling", "Z", hp=30, damage=16, bonus_light=19, range=0.25, cooldown_faster=1.0, speed=2.5,
              sight=8, radius=0.375, obs_max_cooldown=1, splash="suicide", splash_radius=2.2,
              regen_per_second=0.38),
     UnitType("hydralisk", "Z", hp=80, damage=12, range=5, cooldown_faster=0.59, speed=2.25, sight=9, radius=0.625,
-             armored=True, obs_max_cooldown=10, regen_per_second=0.38, projectile_ticks=2),
+             light=True, obs_max_cooldown=10, regen_per_second=0.38, projectile_ticks=2),
 )}
 
 MEDIVAC_MAX_ENERGY = 200.0
@@ -101,6 +103,7 @@ class UnitTable:
     splash_radius: np.ndarray
     regen_per_tick: np.ndarray
     projectile_ticks: np.ndarray
+    steps_over_ground: np.ndarray
 
     @classmethod
     def build(cls, names: list[str], dt: float) -> UnitTable:
@@ -123,4 +126,5 @@ class UnitTable:
             is_suicide=arr(lambda u: u.splash == "suicide", bool), splash_radius=arr(lambda u: u.splash_radius),
             regen_per_tick=arr(lambda u: u.regen_per_second * dt),
             projectile_ticks=arr(lambda u: u.projectile_ticks, np.int64),
+            steps_over_ground=arr(lambda u: u.steps_over_ground, bool),
         )

@@ -1,0 +1,102 @@
+"""Built-in simulator details checked against smac/smacv2 (issue 17): sparse reward scaling, smacv2's positive
+part of the dense reward, unit attributes and the Colossus's collisions and beam."""
+import numpy as np
+import pytest
+
+from envs.smac.core import RewardConfig, SMACBatch
+from envs.smac.features import FeatureFlags
+from envs.smac.maps import get_map
+from envs.smac.units import UNIT_TYPES
+
+
+def won_3m(rewards: RewardConfig) -> SMACBatch:
+    """A 3m battle one step before a win: the last enemy at 1 hp, next to every ally."""
+    core = SMACBatch(get_map("3m"), 1, seed=0, flags=FeatureFlags(), rewards=rewards)
+    core.reset(np.ones(1, bool))
+    s = core.battle.state
+    for u in range(6):
+        s.z[0, u] = complex(10.0 + 0.8 * u, 16.0)
+    s.hp[0, 4:] = 0.0
+    s.alive[0, 4:] = False
+    s.hp[0, 3] = 1.0
+    s.cooldown[0] = 0.0
+    return core
+
+
+def test_sparse_reward_is_scaled_like_smac():
+    """smac divides every reward by max_reward / reward_scale_rate when reward_scale is on, the sparse +-1 too."""
+    core = won_3m(RewardConfig(reward_sparse=True))
+    out = core.step(np.array([[6, 6, 6]]))
+    assert out.won[0]
+    assert out.reward[0] == pytest.approx(1.0 / ((3 * 10 + 200 + 3 * 45) / 20))
+    unscaled = won_3m(RewardConfig(reward_sparse=True, reward_scale=False))
+    assert unscaled.step(np.array([[6, 6, 6]])).reward[0] == 1.0
+
+
+@pytest.mark.parametrize("positive_part", [False, True])
+def test_enemy_regeneration_pays_under_smac_v1_only(positive_part):
+    """A step in which an enemy only regenerates has a negative damage delta: smac v1 takes its absolute value
+    (the regeneration is paid as reward), smacv2 its positive part (nothing)."""
+    core = SMACBatch(get_map("2s3z"), 1, seed=0, flags=FeatureFlags(),
+                     rewards=RewardConfig(reward_positive_part=positive_part, reward_scale=False))
+    core.reset(np.ones(1, bool))
+    s = core.battle.state
+    enemy = core.n_agents
+    s.shield[0, enemy] -= 10.0  # a damaged shield whose regeneration delay is over
+    s.shield_delay[0, enemy] = 0.0
+    before = float(s.shield[0, enemy])
+    out = core.step(np.zeros((1, core.n_agents), np.int64) + 1)  # every ally stops, far from the enemy
+    assert s.shield[0, enemy] > before  # it regenerated
+    expected = 0.0 if positive_part else float(s.shield[0, enemy]) - before
+    assert out.reward[0] == pytest.approx(expected, abs=1e-5)
+
+
+def test_unit_attributes_match_sc2():
+    assert UNIT_TYPES["hydralisk"].light and not UNIT_TYPES["hydralisk"].armored
+    assert UNIT_TYPES["baneling"].damage + UNIT_TYPES["baneling"].bonus_light == 35  # against a hydralisk
+
+
+def battle_1c3s5z() -> SMACBatch:
+    """1c3s5z: units 0 (colossus), 1-3 (stalkers), 4-8 (zealots) are allies, 9-17 the same enemies."""
+    core = SMACBatch(get_map("1c3s5z"), 1, seed=0, flags=FeatureFlags())
+    core.reset(np.ones(1, bool))
+    return core
+
+
+def test_the_colossus_walks_over_small_units_but_collides_with_a_colossus():
+    core = battle_1c3s5z()
+    z = core.battle.state.z
+    z[0, 0], z[0, 4] = complex(8.0, 12.0), complex(8.1, 12.0)  # colossus on a zealot
+    z[0, 5], z[0, 1] = complex(8.0, 20.0), complex(8.1, 20.0)  # zealot on a stalker
+    z[0, 9] = complex(8.0, 16.0)  # the enemy colossus, overlapping nothing yet
+    core.step(np.ones((1, 9), np.int64))  # every ally stops
+    z = core.battle.state.z  # positions after the step (moves may place them in a new array)
+    assert abs(z[0, 4] - z[0, 0]) < 0.2  # the colossus stands over the zealot
+    assert abs(z[0, 5] - z[0, 1]) > 0.9  # small units push apart
+    pairs = core.battle.pairs.collide_d2[0]
+    assert pairs[0, 9] > 0 and pairs[0, 4] < 0 and pairs[4, 0] < 0 and pairs[1, 5] > 0
+
+
+def test_the_colossus_beam_is_a_line_across_the_attack():
+    """The beam hits enemies beside the target across the line of fire, not those behind it, nor the target
+    again (its damage is the primary attack's)."""
+    core = battle_1c3s5z()
+    battle, z = core.battle, core.battle.state.z
+    for u in range(18):
+        z[0, u] = complex(2.0 + u, 28.0)  # everyone out of the way
+    z[0, 0] = complex(10.0, 16.0)  # the colossus fires along +x at the enemy zealot 13
+    z[0, 13] = complex(16.0, 16.0)
+    z[0, 14] = complex(16.0, 17.3)  # beside the target, across the line of fire: inside the beam's 1.4
+    z[0, 15] = complex(17.0, 16.0)  # 1 behind the target along the line of fire
+    z[0, 16] = complex(16.0, 18.5)  # beyond the beam's end
+    fire = np.zeros((1, 18), bool)
+    fire[0, 0] = True
+    damage, hits = battle._splash(fire, np.full((1, 18), 13))
+    assert hits[0].nonzero()[0].tolist() == [14]
+    assert damage[0, 14] == pytest.approx(2 * (10 + 5))  # two hits of 10, +5 against a light zealot
+
+
+def test_generated_smacv2_scenarios_clip_the_dense_reward_at_zero():
+    from envs.smac.core import make_batch
+    assert make_batch("smaclite_protoss_5_vs_5", 1, 0, None, {}).rewards.reward_positive_part
+    assert not make_batch("3m", 1, 0, None, {}).rewards.reward_positive_part
