@@ -386,7 +386,11 @@ def test_generated_scenarios_draw_new_teams_and_positions_each_episode():
     b = venv.core.battle
     kinds = b.stats.kind.copy()
     assert len({tuple(k) for k in kinds}) > 30  # teams differ between envs
-    assert (kinds[:, 10:20] == kinds[:, :10]).all()  # the enemy mirrors the allies, plus one extra unit
+    # the enemy mirrors the allies' team, plus one extra unit; allies are numbered by (type, x, y) as in smacv2
+    assert (np.sort(kinds[:, 10:20], 1) == np.sort(kinds[:, :10], 1)).all()
+    z = b.state.z[:, :10]
+    key = np.stack([kinds[:, :10], z.real, z.imag], -1)
+    assert all(list(map(tuple, row)) == sorted(map(tuple, row)) for row in key)
     medivac = b.roster.type_names.index("medivac")
     assert not (kinds[:, :10] == medivac).all(1).any()  # never an all-medivac team
     surrounded = np.abs(b.state.z[:, :10] - (16 + 16j)).max(1) < 1.0

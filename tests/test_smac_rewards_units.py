@@ -100,3 +100,16 @@ def test_generated_smacv2_scenarios_clip_the_dense_reward_at_zero():
     from envs.smac.core import make_batch
     assert make_batch("smaclite_protoss_5_vs_5", 1, 0, None, {}).rewards.reward_positive_part
     assert not make_batch("3m", 1, 0, None, {}).rewards.reward_positive_part
+
+
+def test_smacv2_own_features_are_health_shield_position_type():
+    from envs.smac.core import make_batch
+    core = make_batch("smaclite_protoss_5_vs_5", 2, 0, None, {})
+    core.reset(np.ones(2, bool))
+    obs = core.observe()[0]  # [n_envs, n_agents, 92]; the own features are the last 7
+    s = core.battle.state
+    own = obs[:, :, -7:]
+    np.testing.assert_allclose(own[..., 0], s.hp[:, :5] / core.battle.stats.max_hp[:, :5], atol=1e-6)
+    np.testing.assert_allclose(own[..., 2] + 1j * own[..., 3], s.z[:, :5] / 32, atol=1e-6)
+    np.testing.assert_array_equal(own[..., 4:].argmax(-1), core.battle.stats.kind[:, :5])
+    assert (own[..., 4:].sum(-1) == 1).all()

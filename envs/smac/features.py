@@ -160,13 +160,13 @@ class Features:
             if self.ally_shield:
                 out[:, :, col] = shield[:, :a]
                 col += 1
-        if onehot is not None:
-            out[:, :, col:col + self.bits] = onehot[:, :a]
-        col += self.bits
-        if flags.obs_own_pos:
+        if flags.obs_own_pos:  # smacv2's order: health, shield, position, type
             z = s.z[idx, :a] / MAP_SIZE
             out[:, :, col], out[:, :, col + 1] = z.real, z.imag
             col += 2
+        if onehot is not None:
+            out[:, :, col:col + self.bits] = onehot[:, :a]
+        col += self.bits
         if flags.obs_timestep_number:
             out[:, :, col] = (steps[idx] / limit)[:, None]
         if self.bits or flags.obs_own_pos or flags.obs_timestep_number:

@@ -80,8 +80,13 @@ class ProceduralRoster:
         enemies = np.concatenate([allies, extra], axis=1)[:, :e]
         kinds = np.concatenate([allies, enemies], axis=1)
         reflect = rng.random(n) < self.p_reflect
-        positions = np.where(reflect[:, None, None], self._reflect(rng, n), self._surrounded(rng, n))
-        return kinds, np.clip(positions, 0.5, MAP_SIZE - 0.5)
+        positions = np.clip(np.where(reflect[:, None, None], self._reflect(rng, n), self._surrounded(rng, n)),
+                            0.5, MAP_SIZE - 0.5)
+        # agent ids as smacv2 numbers them: allies sorted by (unit type, x, y); type order = one-hot order
+        order = np.lexsort((positions[:, :a, 1], positions[:, :a, 0], kinds[:, :a]), axis=-1)
+        kinds[:, :a] = np.take_along_axis(kinds[:, :a], order, axis=1)
+        positions[:, :a] = np.take_along_axis(positions[:, :a], order[..., None], axis=1)
+        return kinds, positions
 
     def _reflect(self, rng: np.random.Generator, n: int) -> np.ndarray:
         a, e = self.n_units, self.n_enemies
