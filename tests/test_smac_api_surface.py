@@ -304,3 +304,21 @@ def test_smacv2_keys_are_accepted_at_their_defaults_and_rejected_otherwise():
         StarCraft2Env(map_name="3m", capability_config={"n_units": 3, "team_gen": {}})
     # the PettingZoo face takes them too
     envs.make("smac_3m", obs_pathing_grid=False, capability_config={}, conic_fov=False)
+
+
+def test_info_counts_the_dead_over_the_whole_episode():
+    """smac's info dead_allies/dead_enemies count every unit dead so far, not this step's deaths; the
+    PettingZoo face passes the same counts on."""
+    env = started("3m")
+    counts, terminated = [], False
+    while not terminated:  # allies that only stop lose, one by one
+        _, terminated, info = env.step([1 if a else 0 for a in (u.health > 0 for u in env.agents.values())])
+        counts.append(info["dead_allies"])
+        assert info["dead_allies"] == sum(u.health == 0 for u in env.agents.values())
+    assert counts == sorted(counts) and counts[-1] == 3
+    par = envs.make("smac_3m", seed=0)
+    par.reset(seed=0)
+    infos: dict = {}
+    while par.agents:  # the agents still in the episode are alive: they can stop
+        _, _, _, _, infos = par.step({a: 1 for a in par.agents})
+    assert {i["dead_allies"] for i in infos.values()} == {3}  # the last ally to die sees all three dead

@@ -131,7 +131,8 @@ class StarCraft2Env:
         self._done = True
 
     def step(self, actions: Sequence[int] | np.ndarray) -> tuple[float, bool, dict[str, Any]]:
-        """Returns (reward, terminated, info) like smac; timeouts are terminal, as in smac's default."""
+        """Returns (reward, terminated, info) like smac; timeouts are terminal, as in smac's default.
+        info's dead_allies/dead_enemies count the units dead so far this episode."""
         if self._done:
             raise RuntimeError("the episode is over; call reset()")
         acts = np.asarray([int(a) for a in actions], dtype=np.int64).reshape(1, -1)
@@ -140,9 +141,9 @@ class StarCraft2Env:
         self._done = bool(out.ended[0] or out.timeout[0])
         self._observe()
         self._episode_steps += 1
-        alive = self.core.battle.state.alive[0]
-        info: dict[str, Any] = {"battle_won": False, "dead_allies": int(out.dead_allies[0]),
-                                "dead_enemies": int(out.dead_enemies[0])}
+        alive, a = self.core.battle.state.alive[0], self.n_agents
+        info: dict[str, Any] = {"battle_won": False, "dead_allies": int(a - alive[:a].sum()),
+                                "dead_enemies": int(self.n_enemies - alive[a:].sum())}
         terminated, won = bool(out.ended[0]), bool(out.won[0])
         lost = terminated and not won and bool(alive.any())
         if terminated:
