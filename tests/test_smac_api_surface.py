@@ -173,6 +173,13 @@ def test_unit_ranges_with_use_unit_ranges():
     sight = {"stalker": 10.0, "zealot": 9.0, "colossus": 10.0}
     for i, unit in env.agents.items():
         assert (env.unit_shoot_range(i), env.unit_sight_range(i)) == (shoot[unit.name], sight[unit.name])
+    seer = next(i for i, u in env.agents.items() if u.name != "zealot")
+    place(env, seer, 10.0, 16.0)
+    place(env, env.n_agents, 19.5, 16.0)  # 9.5 away: seen with sight 10, not with smac's 9
+    assert env.get_visibility_matrix()[seer, env.n_agents]
+    units = [*env.agents.values(), *env.enemies.values()]
+    seen = [[env.distance(*a.pos, *u.pos) < sight[a.name] for u in units] for a in env.agents.values()]
+    np.testing.assert_array_equal(env.get_visibility_matrix(), seen)  # each agent's own sight range
 
 
 def test_moves_pathing_and_height_around_a_unit():
