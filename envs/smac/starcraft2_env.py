@@ -1,24 +1,53 @@
 """Drop-in replacement for smac's `StarCraft2Env` on the built-in simulator (no StarCraft II needed).
 
-Same constructor arguments where they make sense without SC2 and the same methods, so a pymarl-style loop
-runs unchanged:
+The constructor takes smac's and smacv2's arguments and the env has their methods and attributes, so pymarl,
+EPyMARL and smacv2 client code runs unchanged:
 
     env = StarCraft2Env(map_name="3m")
     env.reset()
     reward, terminated, info = env.step([...])   # one int per agent; unavailable actions raise
+
+Where smac hands out SC2 protobuf objects (units, raw commands) this env returns the read-only views of
+`envs.smac.unit_view`. README.md ("smac drop-in: API surface") lists what is honoured and what is ignored.
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any, NamedTuple
 
 import numpy as np
 
+from core.errors import UserError
+from envs.smac.battle import MOVE_AMOUNT, MOVE_STEPS, N_NON_ATTACK_ACTIONS
 from envs.smac.core import make_batch
-from envs.smac.features import SIGHT_RANGE
+from envs.smac.feature_names import (
+    ally_state_attributes,
+    enemy_state_attributes,
+    obs_feature_names,
+    state_feature_names,
+)
+from envs.smac.features import Features
+from envs.smac.heuristic import HeuristicPolicy
+from envs.smac.maps import MAP_SIZE
+from envs.smac.unit_view import SC2_UNIT_TYPE_IDS, AgentCommand, Direction, Point, UnitView
 
+# accepted and ignored: settings of the SC2 engine or its client, meaningless without it
+# (num_fov_actions only matters with conic_fov, which must be False)
 IGNORED = frozenset({"step_mul", "move_amount", "difficulty", "game_version", "replay_dir", "replay_prefix",
-                     "window_size_x", "window_size_y", "heuristic_rest", "debug"})
+                     "window_size_x", "window_size_y", "debug", "kill_unit_step_mul", "num_fov_actions"})
+# accepted at the one value the simulator honours (smac's/smacv2's default); any other value is an error
+ONLY_DEFAULT: dict[str, tuple[Any, str]] = {
+    "obs_pathing_grid": (False, "not implemented yet: the simulator has no terrain pathing data"),
+    "obs_terrain_height": (False, "not implemented yet: the simulator has no terrain height data"),
+    "conic_fov": (False, "smacv2's conic field of view and look actions are not simulated"),
+    "prob_obs_enemy": (1.0, "every agent sees every enemy in its sight range"),
+    "action_mask": (True, "attack actions are always masked by shoot range"),
+    "fully_observable": (False, "observations always respect sight ranges"),
+    "obs_starcraft": (True, "observations always hold the StarCraft features"),
+}
+FLAT_HEIGHT = 0.5  # terrain height (SC2's byte / 255) of every in-bounds cell until terrain data lands
 
 
 class Seen(NamedTuple):
@@ -32,17 +61,44 @@ class Seen(NamedTuple):
 class StarCraft2Env:
     """One battle (a SMACBatch of one env) behind smac's methods; it does not auto-reset."""
 
+    n_actions_no_attack = N_NON_ATTACK_ACTIONS
+    n_actions_move = 4
+    map_x = map_y = max_distance_x = max_distance_y = MAP_SIZE
+
     def __init__(self, map_name: str = "8m", seed: int | None = None, continuing_episode: bool = False,
-                 episode_limit: int | None = None, **kwargs: Any) -> None:
-        flags = {k: v for k, v in kwargs.items() if k not in IGNORED}
+                 episode_limit: int | None = None, heuristic_rest: bool = False,
+                 capability_config: Mapping[str, Any] | None = None, **kwargs: Any) -> None:
+        """smac's and smacv2's keyword arguments (plus `episode_limit`, which overrides the map's limit)."""
+        for key, (default, why) in ONLY_DEFAULT.items():
+            if key in kwargs and kwargs[key] != default:
+                raise UserError(f"{key}={kwargs[key]!r} is not supported by the built-in SMAC simulator ({why}); "
+                                f"accepted: {default!r}")
+        if capability_config:
+            raise UserError(f"capability_config with keys {sorted(capability_config)} is not supported by the "
+                            f"built-in SMAC simulator (its teams and start positions come from the map); use a "
+                            f"smaclite_<race>_<n>_vs_<m> map for SMACv2-style episodes, or capability_config={{}}")
+        flags = {k: v for k, v in kwargs.items() if k not in IGNORED and k not in ONLY_DEFAULT}
         self.core = make_batch(map_name, 1, seed, episode_limit, flags)
+        f = self.core.features
         self.map_name = map_name
+        self.map_type = self.core.map.map_type
         self._seed = seed
         self.continuing_episode = continuing_episode
+        self.heuristic_rest = heuristic_rest
         self.n_agents, self.n_enemies = self.core.n_agents, self.core.n_enemies
         self.n_actions = self.core.n_actions
         self.episode_limit = self.core.limit
+        self.unit_type_bits, self.shield_bits_ally, self.shield_bits_enemy = f.bits, f.ally_shield, f.enemy_shield
+        self.ally_state_attr_names = ally_state_attributes(f)
+        self.enemy_state_attr_names = enemy_state_attributes(f)
+        self._obs_names, self._state_names = obs_feature_names(f), state_feature_names(f)
+        # get_state_dict needs the state layout even when the state is the concatenated observations
+        self._state_features = Features(self.core.battle, replace(f.flags, obs_instead_of_state=False)) \
+            if f.flags.obs_instead_of_state else f
+        self._heuristic = HeuristicPolicy(self.core.battle)
         self.battles_won = self.battles_game = self.battles_draw = self.timeouts = self.restarts = 0
+        self.reward = 0.0
+        self._battle_reward = 0.0
         self._episode_steps = 0
         self._done = True
         self._seen: Seen | None = None
@@ -53,16 +109,30 @@ class StarCraft2Env:
         self.core.seed(seed)
 
     # -- episode ----------------------------------------------------------------------------------------
-    def reset(self) -> tuple[list[np.ndarray], np.ndarray]:
-        """Start a new battle; returns (obs list, state) like smac."""
-        self.core.reset(np.ones(1, bool))
+    def reset(self, episode_config: Mapping[str, Any] | None = None) -> tuple[list[np.ndarray], np.ndarray]:
+        """Start a new battle; returns (obs list, state) like smac. smacv2's `episode_config` (drawn teams and
+        start positions) must be empty: the map or scenario draws them."""
+        if episode_config:
+            raise UserError(f"reset(episode_config) with keys {sorted(episode_config)} is not supported by the "
+                            f"built-in SMAC simulator (the map draws teams and start positions); pass {{}}")
+        everything = np.ones(1, bool)
+        self.core.reset(everything)
+        self._heuristic.reset(everything)
         self._done = False
         self._episode_steps = 0
+        self._battle_reward = 0.0
         self._observe()
         return self.get_obs(), self.get_state()
 
+    def full_restart(self) -> None:
+        """smac relaunches StarCraft II here; with no process to relaunch it counts a restart (get_stats) and
+        ends the episode, so the next call must be reset()."""
+        self.restarts += 1
+        self._done = True
+
     def step(self, actions: Sequence[int] | np.ndarray) -> tuple[float, bool, dict[str, Any]]:
-        """Returns (reward, terminated, info) like smac; timeouts are terminal, as in smac's default."""
+        """Returns (reward, terminated, info) like smac; timeouts are terminal, as in smac's default.
+        info's dead_allies/dead_enemies count the units dead so far this episode."""
         if self._done:
             raise RuntimeError("the episode is over; call reset()")
         acts = np.asarray([int(a) for a in actions], dtype=np.int64).reshape(1, -1)
@@ -71,15 +141,17 @@ class StarCraft2Env:
         self._done = bool(out.ended[0] or out.timeout[0])
         self._observe()
         self._episode_steps += 1
-        info: dict[str, Any] = {"battle_won": False, "dead_allies": int(out.dead_allies[0]),
-                                "dead_enemies": int(out.dead_enemies[0])}
-        terminated = bool(out.ended[0])
+        alive, a = self.core.battle.state.alive[0], self.n_agents
+        info: dict[str, Any] = {"battle_won": False, "dead_allies": int(a - alive[:a].sum()),
+                                "dead_enemies": int(self.n_enemies - alive[a:].sum())}
+        terminated, won = bool(out.ended[0]), bool(out.won[0])
+        lost = terminated and not won and bool(alive.any())
         if terminated:
             self.battles_game += 1
-            if out.won[0]:
+            if won:
                 self.battles_won += 1
                 info["battle_won"] = True
-            elif not self.core.battle.state.alive[0].any():
+            elif not lost:
                 self.battles_draw += 1
         elif out.timeout[0]:
             terminated = True
@@ -87,7 +159,24 @@ class StarCraft2Env:
             self.timeouts += 1
             if self.continuing_episode:
                 info["episode_limit"] = True
-        return float(out.reward[0]), terminated, info
+        self.reward = float(out.reward[0])
+        self._battle_reward = self._unscaled_battle_reward(self.reward, won, lost)
+        return self.reward, terminated, info
+
+    def _unscaled_battle_reward(self, reward: float, won: bool, lost: bool) -> float:
+        """The step's reward before scaling and without the win/defeat bonus (smac's reward_battle)."""
+        cfg = self.core.rewards
+        if cfg.reward_sparse:
+            return 0.0
+        if cfg.reward_scale:
+            reward *= self.max_reward / cfg.reward_scale_rate
+        return reward - cfg.reward_win * won - cfg.reward_defeat * lost
+
+    def reward_battle(self) -> float:
+        """The last step's damage-and-kill reward, unscaled and without the win bonus (0 with reward_sparse or
+        before the first step). smac recomputes it from unit snapshots; here it is read back, so calling it
+        changes nothing."""
+        return self._battle_reward
 
     def _observe(self) -> None:
         obs, state, avail = self.core.observe()
@@ -98,15 +187,42 @@ class StarCraft2Env:
             raise RuntimeError("no battle yet; call reset()")
         return self._seen
 
+    def _agent(self, agent_id: int) -> int:
+        """`agent_id` as an int, checked to name an agent."""
+        if not 0 <= int(agent_id) < self.n_agents:
+            raise ValueError(f"agent_id must lie in [0, {self.n_agents}), got {agent_id}")
+        return int(agent_id)
+
     # -- observations -----------------------------------------------------------------------------------
     def get_obs(self) -> list[np.ndarray]:
         return [o.copy() for o in self._current().obs]
 
     def get_obs_agent(self, agent_id: int) -> np.ndarray:
-        return self._current().obs[agent_id].copy()
+        return self._current().obs[self._agent(agent_id)].copy()
 
     def get_obs_size(self) -> int:
         return self.core.features.obs_size
+
+    def get_obs_move_feats_size(self) -> int:
+        """Movement features: the 4 move-availability flags (no pathing or height values yet)."""
+        return self.n_actions_move
+
+    def get_obs_enemy_feats_size(self) -> tuple[int, int]:
+        """(n_enemies, features per enemy)."""
+        return self.n_enemies, self.core.features.nf_en
+
+    def get_obs_ally_feats_size(self) -> tuple[int, int]:
+        """(n_agents - 1, features per ally)."""
+        return self.n_agents - 1, self.core.features.nf_al
+
+    def get_obs_own_feats_size(self) -> int:
+        """Own features, the timestep included when obs_timestep_number (as smac counts it)."""
+        f = self.core.features
+        return f.nf_own + int(f.flags.obs_timestep_number)
+
+    def get_obs_feature_names(self) -> list[str]:
+        """smacv2's names of the observation columns (allies as agent 0 sees them)."""
+        return list(self._obs_names)
 
     def get_state(self) -> np.ndarray:
         return self._current().state.copy()
@@ -114,18 +230,67 @@ class StarCraft2Env:
     def get_state_size(self) -> int:
         return self.core.features.state_size
 
+    def get_state_feature_names(self) -> list[str]:
+        """smacv2's names of the state columns."""
+        return list(self._state_names)
+
+    def get_state_dict(self) -> dict[str, Any]:
+        """The state in parts, as smac: allies [n_agents, nf], enemies [n_enemies, nf] (float32), plus
+        last_action [n_agents, n_actions] with state_last_action and timestep (float) with
+        state_timestep_number. Computed from the units even when obs_instead_of_state."""
+        seen, core, f = self._current(), self.core, self._state_features
+        state = seen.state if f is core.features else \
+            f.state(slice(None), seen.obs[None], core.last_action, core.battle.state.steps, core.limit)[0]
+        a, e = self.n_agents, self.n_enemies
+        cut = a * f.nf_al_state
+        out: dict[str, Any] = {"allies": state[:cut].reshape(a, f.nf_al_state).copy(),
+                               "enemies": state[cut:cut + e * f.nf_en_state].reshape(e, f.nf_en_state).copy()}
+        cut += e * f.nf_en_state
+        if f.flags.state_last_action:
+            out["last_action"] = state[cut:cut + a * self.n_actions].reshape(a, self.n_actions).copy()
+            cut += a * self.n_actions
+        if f.flags.state_timestep_number:
+            out["timestep"] = float(state[cut])
+        return out
+
+    def get_ally_num_attributes(self) -> int:
+        return len(self.ally_state_attr_names)
+
+    def get_enemy_num_attributes(self) -> int:
+        return len(self.enemy_state_attr_names)
+
     def get_avail_actions(self) -> list[list[int]]:
         return [row.astype(int).tolist() for row in self._current().avail]
 
     def get_avail_agent_actions(self, agent_id: int) -> list[int]:
-        return self._current().avail[agent_id].astype(int).tolist()
+        return self._current().avail[self._agent(agent_id)].astype(int).tolist()
+
+    def get_true_avail_agent_actions(self, agent_id: int) -> list[int]:
+        """smacv2: availability ignoring action_mask=False; the same as get_avail_agent_actions here."""
+        return self.get_avail_agent_actions(agent_id)
 
     def get_total_actions(self) -> int:
         return self.n_actions
 
-    def get_env_info(self) -> dict[str, int]:
+    def get_capabilities_agent(self, agent_id: int) -> np.ndarray:
+        """smacv2: the agent's capability vector, its unit-type one-hot [get_cap_size()] (float32)."""
+        return self.get_capabilities().reshape(self.n_agents, -1)[self._agent(agent_id)].copy()
+
+    def get_capabilities(self) -> np.ndarray:
+        """smacv2: every agent's capability vector, concatenated [n_agents * get_cap_size()] (float32)."""
+        if not self.unit_type_bits:
+            return np.zeros(0, np.float32)
+        return self.core.features.onehot(slice(None))[0, : self.n_agents].ravel()
+
+    def get_cap_size(self) -> int:
+        """smacv2: capability features per agent (the unit-type bits; no stochastic attack or health)."""
+        return self.unit_type_bits
+
+    def get_env_info(self) -> dict[str, Any]:
         return {"state_shape": self.get_state_size(), "obs_shape": self.get_obs_size(), "n_actions": self.n_actions,
-                "n_agents": self.n_agents, "episode_limit": self.episode_limit}
+                "n_agents": self.n_agents, "episode_limit": self.episode_limit,
+                "agent_features": list(self.ally_state_attr_names),
+                "enemy_features": list(self.enemy_state_attr_names)}
 
     def get_stats(self) -> dict[str, float]:
         return {"battles_won": self.battles_won, "battles_game": self.battles_game,
@@ -133,10 +298,148 @@ class StarCraft2Env:
                 "timeouts": self.timeouts, "restarts": self.restarts}
 
     def get_visibility_matrix(self) -> np.ndarray:
+        """bool [n_agents, n_agents + n_enemies]: which alive units each alive agent sees (its sight range)."""
         s = self.core.battle.state
+        sight, _ = self.core.features.ranges(slice(None))
         dist = np.abs(s.z[0, None, :] - s.z[0, : self.n_agents, None])
-        return (dist < SIGHT_RANGE) & s.alive[0, None, :] & s.alive[0, : self.n_agents, None]
+        return (dist < np.asarray(sight).reshape(-1, 1)) & s.alive[0, None, :] & s.alive[0, : self.n_agents, None]
 
+    # -- units ------------------------------------------------------------------------------------------
+    @property
+    def last_action(self) -> np.ndarray:
+        """One-hot actions of the last step [n_agents, n_actions] (float32; zeros after reset)."""
+        return self.core.last_action[0].copy()
+
+    @property
+    def max_reward(self) -> float:
+        """The reward scale's denominator: kills, win bonus and the first episode's enemy health and shields
+        (before the first reset, smac's value without the health term)."""
+        if self.core.max_reward is not None:
+            return self.core.max_reward
+        cfg = self.core.rewards
+        return self.n_enemies * cfg.reward_death_value + cfg.reward_win
+
+    @property
+    def agents(self) -> dict[int, UnitView]:
+        """Agent id -> its unit now (empty before the first reset, as in smac)."""
+        return dict(enumerate(self._units(0, self.n_agents)))
+
+    @property
+    def enemies(self) -> dict[int, UnitView]:
+        """Enemy id -> its unit now (empty before the first reset)."""
+        return dict(enumerate(self._units(self.n_agents, self.n_agents + self.n_enemies)))
+
+    def get_unit_by_id(self, a_id: int) -> UnitView:
+        """Agent `a_id`'s unit now."""
+        self._current()
+        return self._units(self._agent(a_id), self._agent(a_id) + 1)[0]
+
+    def get_unit_types(self) -> list[int]:
+        """SC2 unit-type ids of the agents, then the enemies."""
+        return [u.unit_type for u in self._units(0, self.n_agents + self.n_enemies)]
+
+    def _units(self, start: int, stop: int) -> list[UnitView]:
+        if self._seen is None:
+            return []
+        b, s, st = self.core.battle, self.core.battle.state, self.core.battle.stats
+        names = b.roster.type_names
+        cols = [arr[0, start:stop].tolist() for arr in (
+            st.kind, s.z.real, s.z.imag, s.hp * s.alive, st.max_hp, s.shield * s.alive, st.max_shield, s.energy,
+            np.maximum(s.cooldown, 0.0), st.radius)]
+        return [UnitView(tag, SC2_UNIT_TYPE_IDS[names[kind]], names[kind], 1 if tag < self.n_agents else 2,
+                         Point(x, y), hp, hp_max, sh, sh_max, energy, cooldown, radius)
+                for tag, (kind, x, y, hp, hp_max, sh, sh_max, energy, cooldown, radius)
+                in enumerate(zip(*cols, strict=True), start)]
+
+    def unit_shoot_range(self, agent_id: int) -> float:
+        """Attack actions are available within this distance: 6, or with use_unit_ranges the unit's own."""
+        _, shoot = self.core.features.ranges(slice(None))
+        return float(np.broadcast_to(shoot, (1, self.n_agents, 1))[0, self._agent(agent_id), 0])
+
+    def unit_sight_range(self, agent_id: int) -> float:
+        """Units closer than this are visible: 9, or with use_unit_ranges the unit's own."""
+        sight, _ = self.core.features.ranges(slice(None))
+        return float(np.broadcast_to(sight, (1, self.n_agents, 1))[0, self._agent(agent_id), 0])
+
+    def unit_max_cooldown(self, unit: UnitView) -> float:
+        """smac's normaliser of the state's cooldown feature (a medivac's: its maximum energy)."""
+        return float(self.core.battle.stats.obs_max_cooldown[0, unit.tag])
+
+    @staticmethod
+    def unit_max_shield(unit: UnitView) -> float:
+        """The unit's maximum shield (0 where smac returns None: units without shields)."""
+        return unit.shield_max
+
+    @staticmethod
+    def distance(x1: float, y1: float, x2: float, y2: float) -> float:
+        return math.hypot(x2 - x1, y2 - y1)
+
+    def check_bounds(self, x: float, y: float) -> bool:
+        """Whether a point lies on the map."""
+        return 0 <= x < self.map_x and 0 <= y < self.map_y
+
+    def can_move(self, unit: UnitView, direction: Direction | int) -> bool:
+        """Whether the cell one unit away in `direction` is walkable (what move availability tests)."""
+        z = np.complex64(complex(*unit.pos)) + MOVE_STEPS[Direction(direction)]
+        return bool(self.core.battle.walkable(np.array([z.real]), np.array([z.imag]))[0])
+
+    def get_surrounding_points(self, unit: UnitView, include_self: bool = False) -> list[tuple[int, int]]:
+        """The 8 integer points at 2 * move_amount along the axes and move_amount along the diagonals
+        (smac's pathing/height probes), then the unit's own cell if `include_self`."""
+        x, y, m = int(unit.pos.x), int(unit.pos.y), int(MOVE_AMOUNT)
+        points = [(x, y + 2 * m), (x, y - 2 * m), (x + 2 * m, y), (x - 2 * m, y),
+                  (x + m, y + m), (x - m, y - m), (x + m, y - m), (x - m, y + m)]
+        return points + [(x, y)] * include_self
+
+    def get_surrounding_pathing(self, unit: UnitView) -> list[int]:
+        """1 where the 8 surrounding points are walkable or off the map (as smac), else 0; from the
+        simulator's walkable area."""
+        xs, ys = np.array(self.get_surrounding_points(unit), float).T
+        walk = self.core.battle.walkable(xs + 0.5, ys + 0.5)
+        return np.where(self._in_bounds(xs, ys), walk, True).astype(int).tolist()
+
+    def get_surrounding_height(self, unit: UnitView) -> list[float]:
+        """Terrain height at the 8 surrounding points and the unit's own (1 off the map, as smac); the
+        simulator's ground is flat for now, FLAT_HEIGHT everywhere on the map."""
+        xs, ys = np.array(self.get_surrounding_points(unit, include_self=True), float).T
+        return np.where(self._in_bounds(xs, ys), FLAT_HEIGHT, 1.0).tolist()
+
+    def _in_bounds(self, xs: np.ndarray, ys: np.ndarray) -> np.ndarray:
+        return (xs >= 0) & (xs < self.map_x) & (ys >= 0) & (ys < self.map_y)
+
+    # -- actions ----------------------------------------------------------------------------------------
+    def get_agent_action(self, a_id: int, action: int) -> AgentCommand | None:
+        """The order `action` gives agent `a_id` (None for the no-op); raises ValueError if unavailable."""
+        avail = self._current().avail[self._agent(a_id)]
+        if not 0 <= int(action) < self.n_actions or not avail[int(action)]:
+            raise ValueError(f"agent {a_id} cannot perform action {action}; "
+                             f"available: {np.flatnonzero(avail).tolist()}")
+        return self._command(a_id, int(action))
+
+    def get_agent_action_heuristic(self, a_id: int, action: int) -> tuple[AgentCommand | None, int]:
+        """(order, action index) of SMAC's heuristic for agent `a_id`: attack the nearest enemy and keep it
+        until it dies; with heuristic_rest only available actions (moving toward the target). `action` is
+        ignored, as in smac."""
+        a_id = self._agent(a_id)
+        seen = self._current()
+        chosen = self._heuristic.act(seen.avail[None]) if self.heuristic_rest else self._heuristic.orders()
+        number = int(chosen[0, a_id])
+        return self._command(a_id, number), number
+
+    def _command(self, a_id: int, action: int) -> AgentCommand | None:
+        if action == 0:
+            return None
+        if action == 1:
+            return AgentCommand("stop", a_id)
+        if action < N_NON_ATTACK_ACTIONS:
+            z = complex(self.core.battle.state.z[0, a_id]) + MOVE_AMOUNT * complex(MOVE_STEPS[action - 2])
+            return AgentCommand("move", a_id, target_pos=Point(z.real, z.imag))
+        target = action - N_NON_ATTACK_ACTIONS
+        if self.core.battle.stats.is_medivac[0, a_id]:
+            return AgentCommand("heal", a_id, target_tag=target)
+        return AgentCommand("attack", a_id, target_tag=self.n_agents + target)
+
+    # -- the rest -----------------------------------------------------------------------------------------
     def seed(self) -> int | None:
         return self._seed
 
