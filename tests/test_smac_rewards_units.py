@@ -113,3 +113,7 @@ def test_smacv2_own_features_are_health_shield_position_type():
     np.testing.assert_allclose(own[..., 2] + 1j * own[..., 3], s.z[:, :5] / 32, atol=1e-6)
     np.testing.assert_array_equal(own[..., 4:].argmax(-1), core.battle.stats.kind[:, :5])
     assert (own[..., 4:].sum(-1) == 1).all()
+    from envs.smac import StarCraft2Env
+    names = StarCraft2Env(map_name="smaclite_protoss_5_vs_5").get_obs_feature_names()
+    assert names[-7:] == ["own_health", "own_shield", "own_pos_x", "own_pos_y",
+                          *(f"own_unit_type_bit_{i}" for i in range(3))]

@@ -31,9 +31,9 @@ def obs_feature_names(f: Features) -> list[str]:
             names += [f"ally_last_action_{a}_action_{k}" for k in range(f.n_actions)]
     if flags.obs_own_health or flags.obs_all_health:
         names += ["own_health"] + ["own_shield"] * f.ally_shield
-    names += _bits("own_unit_type_bit_", f.bits)
     if flags.obs_own_pos:
         names += ["own_pos_x", "own_pos_y"]
+    names += _bits("own_unit_type_bit_", f.bits)
     if flags.obs_timestep_number:
         names.append("timestep")
     return names
