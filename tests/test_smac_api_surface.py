@@ -24,9 +24,10 @@ PYMARL_SC2 = {"continuing_episode": False, "difficulty": "7", "game_version": No
 # EPyMARL's differs in state_last_action and adds seed and the heuristic flags
 EPYMARL_SC2 = {**PYMARL_SC2, "state_last_action": False, "seed": 0, "heuristic_ai": False, "heuristic_rest": False}
 # smacv2 StarCraft2Env keywords at their defaults (smacv2 starcraft2.py)
-SMACV2_DEFAULTS = {"obs_own_pos": False, "obs_starcraft": True, "conic_fov": False, "num_fov_actions": 12,
-                   "use_unit_ranges": False, "min_attack_range": 2, "kill_unit_step_mul": 2,
-                   "fully_observable": False, "capability_config": {}, "prob_obs_enemy": 1.0, "action_mask": True}
+SMACV2_DEFAULTS: dict[str, Any] = {
+    "obs_own_pos": False, "obs_starcraft": True, "conic_fov": False, "num_fov_actions": 12, "use_unit_ranges": False,
+    "min_attack_range": 2, "kill_unit_step_mul": 2, "fully_observable": False, "capability_config": {},
+    "prob_obs_enemy": 1.0, "action_mask": True}
 
 SMAC_NAMES = ["get_state_dict", "get_obs_move_feats_size", "get_obs_enemy_feats_size", "get_obs_ally_feats_size",
               "get_obs_own_feats_size", "get_ally_num_attributes", "get_enemy_num_attributes", "get_unit_by_id",
@@ -247,7 +248,7 @@ def test_reward_battle_max_reward_and_last_action():
     wins = 0
     for seed in range(6):  # SMAC's heuristic_ai wins most 3m battles
         env = started("3m", heuristic_ai=True, seed=seed)
-        total, terminated, info = 0.0, False, {}
+        total, terminated, info = 0.0, False, dict[str, Any]()
         while not terminated:
             reward, terminated, info = env.step([0, 0, 0])
             bonus = 200.0 if info["battle_won"] else 0.0
@@ -299,8 +300,9 @@ def test_smacv2_keys_are_accepted_at_their_defaults_and_rejected_otherwise():
     env = StarCraft2Env(map_name="3m", **SMACV2_DEFAULTS)
     assert env.get_obs_size() == 30
     env.reset()
-    rejected = {"obs_pathing_grid": True, "obs_terrain_height": True, "conic_fov": True, "prob_obs_enemy": 0.0,
-                "action_mask": False, "fully_observable": True, "obs_starcraft": False}
+    rejected: dict[str, Any] = {"obs_pathing_grid": True, "obs_terrain_height": True, "conic_fov": True,
+                                "prob_obs_enemy": 0.0, "action_mask": False, "fully_observable": True,
+                                "obs_starcraft": False}
     for key, value in rejected.items():
         with pytest.raises(UserError, match="^" + re.escape(f"{key}={value!r} is not supported")) as err:
             StarCraft2Env(map_name="3m", **{key: value})
