@@ -102,7 +102,8 @@ class PoisonWeights(Callback):
 
 def test_nonfinite_weights_stop_the_run_and_no_checkpoint_holds_them(tmp_path, capsys):
     args = ["--algo", "qmix", "--env", "smac_3m", *QUIET, "--n-envs", "2", "--steps", "2000",
-            "train.checkpoint_interval=32", "algo.learning_starts=1000", "--logdir", str(tmp_path),
+            "train.checkpoint_interval=32", "algo.learning_starts=1000", "algo.rollout_steps=8",
+            "--logdir", str(tmp_path),
             "--callback", "tests.test_run_guarantees:PoisonWeights"]
     assert marl_main(args) == 1
     err = capsys.readouterr().err.strip().splitlines()
