@@ -37,6 +37,7 @@ class MAPPOConfig:
     num_minibatches: PositiveInt = 1
     lr: PositiveFloat = 7e-4
     critic_lr: PositiveFloat = 7e-4
+    lr_anneal: bool = False  # both learning rates decay linearly to 0 over the run (train.steps)
     gamma: Probability = 0.99
     gae_lambda: Probability = 0.95
     clip: PositiveFloat = 0.2
@@ -172,6 +173,9 @@ class MAPPO:
     def update(self, batch: RolloutBatch) -> dict[str, float]:
         """PPO epochs over the rollout; returns loss/... metrics."""
         cfg = self.cfg
+        if cfg.lr_anneal:
+            left = 1.0 - self.run.clock.progress
+            set_lr(self.optimizer, cfg.lr * left, cfg.critic_lr * left)
         data, state, starts = self._prepare(batch)
         stats: dict[str, list[float]] = {}
         for _ in range(cfg.ppo_epochs):
