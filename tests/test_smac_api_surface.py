@@ -9,7 +9,6 @@ import pytest
 import envs
 from core.errors import UserError
 from envs.smac import StarCraft2Env
-from envs.smac.starcraft2_env import FLAT_HEIGHT
 from envs.smac.unit_view import AgentCommand, Direction, Point, UnitView
 
 # pymarl src/config/envs/sc2.yaml env_args (oxwhirl/pymarl)
@@ -186,7 +185,7 @@ def test_unit_ranges_with_use_unit_ranges():
 def test_moves_pathing_and_height_around_a_unit():
     env = started("3m")
     place(env, 0, 10.3, 10.7)
-    place(env, 1, 10.0, 8.5)  # bottom edge of the walkable band y in [8, 24)
+    place(env, 1, 10.0, 7.5)  # bottom edge of the walkable band y in [7, 25)
     place(env, 2, 1.2, 16.0)
     for i in range(3):
         unit = env.get_unit_by_id(i)
@@ -197,10 +196,16 @@ def test_moves_pathing_and_height_around_a_unit():
                                                 (8, 12)]
     assert env.get_surrounding_points(unit, include_self=True)[-1] == (10, 10)
     assert env.get_surrounding_pathing(unit) == [1, 0, 1, 1, 1, 1, 1, 1]  # y = 6 lies below the band
-    edge = env.get_unit_by_id(2)  # (1, 16): the west points lie off the map and read 1
-    assert env.get_surrounding_pathing(edge) == [1] * 8
-    assert env.get_surrounding_height(edge) == [FLAT_HEIGHT, FLAT_HEIGHT, FLAT_HEIGHT, 1.0, FLAT_HEIGHT,
-                                                1.0, FLAT_HEIGHT, 1.0, FLAT_HEIGHT]
+    # smac reads its height grid upside down: at (10, 6) it reads the world's (10, 25), the plateau's top
+    # row (byte 191), though (10, 6) itself is void (byte 127) and not walkable
+    plateau = 191 / 255
+    assert env.get_surrounding_height(unit) == [plateau] * 9
+    edge = env.get_unit_by_id(2)  # (1, 16): the west points lie off the map and read 1; x = 1 is blocked
+    assert env.get_surrounding_pathing(edge) == [0, 0, 1, 1, 1, 1, 1, 1]
+    assert env.get_surrounding_height(edge) == [plateau, plateau, plateau, 1.0, plateau, 1.0, plateau, 1.0,
+                                                plateau]
+    low = env.get_unit_by_id(1)  # (10, 7): its points at y 3 read the world's row 28, void
+    assert env.get_surrounding_height(low)[1] == 127 / 255
     assert env.check_bounds(0, 31) and not env.check_bounds(32, 5) and not env.check_bounds(-1, 5)
     assert StarCraft2Env.distance(1, 2, 4, 6) == 5.0
 
@@ -300,15 +305,13 @@ def test_smacv2_keys_are_accepted_at_their_defaults_and_rejected_otherwise():
     env = StarCraft2Env(map_name="3m", **SMACV2_DEFAULTS)
     assert env.get_obs_size() == 30
     env.reset()
-    rejected: dict[str, Any] = {"obs_pathing_grid": True, "obs_terrain_height": True, "conic_fov": True,
+    rejected: dict[str, Any] = {"conic_fov": True,
                                 "prob_obs_enemy": 0.0, "action_mask": False, "fully_observable": True,
                                 "obs_starcraft": False}
     for key, value in rejected.items():
         with pytest.raises(UserError, match="^" + re.escape(f"{key}={value!r} is not supported")) as err:
             StarCraft2Env(map_name="3m", **{key: value})
         assert len(str(err.value).splitlines()) == 1
-    with pytest.raises(UserError, match=r"obs_pathing_grid=True .*not implemented yet"):
-        StarCraft2Env(map_name="3m", obs_pathing_grid=True)
     with pytest.raises(UserError, match=r"capability_config with keys \['n_units', 'team_gen'\]"):
         StarCraft2Env(map_name="3m", capability_config={"n_units": 3, "team_gen": {}})
     # the PettingZoo face takes them too

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from envs.smac.maps import MAP_SIZE, SMACMap
+from envs.smac.pathing import map_paths
 from envs.smac.roster import FixedRoster, Roster
 from envs.smac.units import (
     MEDIVAC_ENERGY_REGEN,
@@ -50,6 +51,8 @@ MOVE_DIRECTIONS = np.array([[0.0, 1.0], [0.0, -1.0], [1.0, 0.0], [-1.0, 0.0]])  
 MOVE_STEPS = (MOVE_DIRECTIONS @ np.array([1, 1j])).astype(np.complex64)
 N_NON_ATTACK_ACTIONS = 6  # no-op, stop, 4 moves
 FAR = 1e9
+MAX_PUSH = 0.5  # longest collision shift per resolution on maps with inner walls (a wall is one cell or more)
+CHASE_MARGIN = 0.01  # a chasing unit closes to this far inside its reach (exactly at it, float32 can stall it)
 BEAM_HALF_WIDTH = 0.15  # the Colossus beam is a 2.8 x 0.3 line (SMAC_SPEC §5.2, smaclite's beam)
 MEDIVAC_TARGET_PENALTY = 100.0  # distance the enemy AI adds to a medivac when it picks a target (medivacs last)
 # map constants that checkpoints saved before the typed containers also hold; loading ignores them
@@ -203,10 +206,13 @@ class Battle:
         self.types = t = UnitTable.build(self.roster.type_names, DT)  # stats per unit type
         self.is_ally = np.arange(n_units) < a
         self.enemy_of = self.is_ally[:, None] != self.is_ally[None, :]
+        terrain = smac_map.terrain()
         padded = np.zeros((MAP_SIZE + 2, MAP_SIZE + 2), bool)
-        padded[1:-1, 1:-1] = smac_map.pathing()
+        padded[1:-1, 1:-1] = terrain.walkable
         self._walk = padded.ravel()  # cell (cx, cy) -> index (cx + 1) * (MAP_SIZE + 2) + cy + 1
-        self._box = _rectangle(padded[1:-1, 1:-1])
+        self._box = terrain.rectangle()
+        paths = None if self._box is not None else map_paths(terrain.name)
+        self.paths = None if paths is None or paths.visible.all() else paths  # None: every straight line is clear
         if self._box is not None:  # bounds of interleaved (x, y) floats, long enough for [n, 4 * n_units] points
             x0, x1, y0, y1 = self._box
             self._box_lo = np.tile(np.array([x0, y0], np.float32), 4 * n_units)
@@ -352,7 +358,7 @@ class Battle:
         # the sum over j as one matrix-vector product over every (env, unit) row: numpy's sum over a short
         # axis, and a batched matmul, are several times slower
         push = ((w * diff).reshape(-1, u) @ self._ones).reshape(s.z.shape)
-        self._place(s.z - 0.5 * push)
+        self._place(s.z - self._limit_push(0.5 * push))
         return np.take(dist, self._pair_ea)
 
     def _push_apart_sparse(self) -> None:
@@ -376,7 +382,7 @@ class Battle:
             push = diff[hit] * (-0.5 * overlap[hit] / np.maximum(d[hit], 1e-6))
             unit_i, size = unit_i[hit], self.n_envs * u
             shift = np.bincount(unit_i, push.real, size) + 1j * np.bincount(unit_i, push.imag, size)
-            self._place(z + shift.reshape(z.shape).astype(np.complex64))
+            self._place(z + self._limit_push(shift.reshape(z.shape).astype(np.complex64)))
 
     def _enemy_ai(self, to_ally: np.ndarray, attacked_by: np.ndarray, ally_target: np.ndarray) -> None:
         """Attack-move AI (SMAC_SPEC §5.5/5.7): keep a live target that is in reach or attacking us, else
@@ -409,13 +415,19 @@ class Battle:
         has_target = targeting & s.alive & np.take(s.alive, flat_t)
         tz = np.take(s.z, flat_t)
         in_range = has_target & (np.abs(tz - s.z) <= reach)
-        # move: chase a target out of reach, else head for the goal (move order / attack-move point)
+        # move: chase a target out of reach, else head for the goal (move order / attack-move point), around
+        # obstacles on maps that have them
         chase = has_target & ~in_range
-        offset = np.where(chase, tz, goal) - s.z
+        dest = np.where(chase, tz, goal)
+        offset = dest - s.z
         length = np.abs(offset)
+        heading = length
+        if self.paths is not None:  # walk toward a waypoint, as far as the destination allows
+            offset = self.paths.heading(s.z, dest) - s.z
+            heading = np.abs(offset)
         wants = s.alive & (chase | (~has_target & has_goal))
-        step = np.minimum(np.maximum(length - reach * chase, 0.0), st.speed_per_tick) * wants \
-            / np.maximum(length, 1e-9)
+        step = np.minimum(np.maximum(length - (reach - CHASE_MARGIN) * chase, 0.0), st.speed_per_tick) * wants \
+            / np.maximum(heading, 1e-9)
         self._place(s.z + offset * step)
         # fire (or heal) when in reach and ready
         ready = in_range & (s.cooldown <= 0)
@@ -426,6 +438,15 @@ class Battle:
             self._attack(ready, flat_t, pair_t)
         self._land_hits()
         self._regenerate()
+
+    def _limit_push(self, shift: np.ndarray) -> np.ndarray:
+        """Collision shifts [B, U], at most MAX_PUSH long where walls lie inside the map, so that a crowd cannot
+        push a unit across a one-cell wall in one resolution (where the walkable area is one rectangle, a
+        shift out of it is refused anyway)."""
+        if self._box is not None:
+            return shift
+        length = np.abs(shift)
+        return np.where(length > MAX_PUSH, shift * (MAX_PUSH / np.maximum(length, 1e-9)), shift)
 
     def _place(self, new: np.ndarray) -> None:
         """Move to `new` where walkable; blocked units slide along x or y, else stay."""
@@ -594,12 +615,3 @@ def _rows(x: np.ndarray, n: int) -> np.ndarray:
 def _cols(x: np.ndarray, n: int) -> np.ndarray:
     """[B, U] -> [B, n, U] with [b, i, j] = x[b, j], contiguous."""
     return np.repeat(x[:, None, :], n, axis=1)
-
-
-def _rectangle(grid: np.ndarray) -> tuple[float, float, float, float] | None:
-    """(x0, x1, y0, y1) if the walkable cells form one axis-aligned rectangle, else None."""
-    xs, ys = np.nonzero(grid)
-    if xs.size == 0:
-        return None
-    x0, x1, y0, y1 = xs.min(), xs.max() + 1, ys.min(), ys.max() + 1
-    return (float(x0), float(x1), float(y0), float(y1)) if grid[x0:x1, y0:y1].all() else None

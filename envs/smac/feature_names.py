@@ -6,7 +6,7 @@ the obs and state sizes.
 """
 from __future__ import annotations
 
-from envs.smac.features import Features
+from envs.smac.features import N_HEIGHT, N_PATHING, Features
 
 
 def ally_state_attributes(f: Features) -> list[str]:
@@ -23,6 +23,8 @@ def obs_feature_names(f: Features) -> list[str]:
     """One name per observation column; allies are numbered as agent 0 sees them (agents 1..n_agents-1)."""
     flags = f.flags
     names = ["move_action_north", "move_action_south", "move_action_east", "move_action_west"]
+    names += _bits("pathing_grid_", N_PATHING * flags.obs_pathing_grid)
+    names += _bits("terrain_height_", N_HEIGHT * flags.obs_terrain_height)
     for e in range(f.n_enemies):
         names += _unit_obs(f, "enemy", e, "shootable", f.enemy_shield)
     for a in range(1, f.n_agents):

@@ -14,6 +14,10 @@ from envs.smac.units import UNIT_TYPES
 
 SIGHT_RANGE = 9.0
 SHOOT_RANGE = 6.0
+N_PATHING, N_HEIGHT = 8, 9
+# smac's surrounding points (get_surrounding_points, move_amount 2): 2 x move_amount along the axes (N, S, E, W),
+# move_amount along the diagonals (NE, SW, SE, NW), then the unit's own cell (heights only)
+SURROUNDING = np.array([[0, 4], [0, -4], [4, 0], [-4, 0], [2, 2], [-2, -2], [2, -2], [-2, 2], [0, 0]])
 
 
 @dataclass(frozen=True)
@@ -30,6 +34,8 @@ class FeatureFlags:
     obs_own_pos: bool = False  # smacv2: own x/32, y/32 in the own features
     use_unit_ranges: bool = False  # smacv2: each unit's own sight and shoot range instead of 9 and 6
     min_attack_range: float = 2.0  # smacv2: shoot range = max(weapon range, this) with use_unit_ranges
+    obs_pathing_grid: bool = False  # the walkable flag at 8 points around the agent (smac's move features)
+    obs_terrain_height: bool = False  # the terrain height at those points and the agent's own cell
 
 
 class Features:
@@ -59,7 +65,11 @@ class Features:
         self.nf_al = 4 + (1 + self.ally_shield if health else 0) + self.bits \
             + (self.n_actions if flags.obs_last_action else 0)
         self.nf_own = (1 + self.ally_shield if own_health else 0) + self.bits + 2 * int(flags.obs_own_pos)
-        self.obs_size = 4 + self.n_enemies * self.nf_en + (self.n_agents - 1) * self.nf_al + self.nf_own \
+        self.n_move = 4 + N_PATHING * flags.obs_pathing_grid + N_HEIGHT * flags.obs_terrain_height
+        terrain = m.terrain()
+        self.walkable = terrain.walkable.ravel()
+        self.height = terrain.height.ravel()
+        self.obs_size = self.n_move + self.n_enemies * self.nf_en + (self.n_agents - 1) * self.nf_al + self.nf_own \
             + int(flags.obs_timestep_number)
         self.nf_al_state = 4 + self.ally_shield + self.bits
         self.nf_en_state = 3 + self.enemy_shield + self.bits
@@ -79,6 +89,22 @@ class Features:
         """[n, A, 4]: moving N/S/E/W lands on a walkable in-bounds cell (SMAC's can_move, move_amount/2 = 1)."""
         probe = self.b.state.z[idx, : self.n_agents, None] + MOVE_STEPS
         return self.b.walkable_at(probe.reshape(len(probe), -1)).reshape(probe.shape)
+
+    @staticmethod
+    def surrounding_cells(z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """smac's 8 surrounding points and own cell of units at `z` [...]: flat cell indices x * 32 + y
+        [..., 9] and whether each point is on the map (off it, smac reads pathing 1 and height 1)."""
+        x = np.floor(z.real).astype(np.int64)[..., None] + SURROUNDING[:, 0]
+        y = np.floor(z.imag).astype(np.int64)[..., None] + SURROUNDING[:, 1]
+        on_map = (x >= 0) & (x < MAP_SIZE) & (y >= 0) & (y < MAP_SIZE)
+        return np.where(on_map, x * MAP_SIZE + y, 0), on_map
+
+    def surrounding(self, z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(pathing [..., 8], height [..., 9]) around units at `z`, as smac's get_surrounding_pathing and
+        get_surrounding_height compute them."""
+        cells, on_map = self.surrounding_cells(z)
+        pathing = np.where(on_map[..., :N_PATHING], self.walkable[cells[..., :N_PATHING]], True)
+        return pathing.astype(np.float32), np.where(on_map, self.height[cells], 1.0)
 
     def relative(self, idx: np.ndarray | slice) -> np.ndarray:
         """Positions of every unit relative to each agent, complex [n, A, U]."""
@@ -139,6 +165,14 @@ class Features:
         out = np.empty((n, a, self.obs_size), np.float32) if out is None else out
         out[:, :, :4] = avail[:, :, 2:6]
         col = 4
+        if flags.obs_pathing_grid or flags.obs_terrain_height:
+            pathing, height = self.surrounding(s.z[idx, :a])
+            if flags.obs_pathing_grid:
+                out[:, :, col:col + N_PATHING] = pathing
+                col += N_PATHING
+            if flags.obs_terrain_height:
+                out[:, :, col:col + N_HEIGHT] = height
+                col += N_HEIGHT
         en = out[:, :, col:col + e * self.nf_en].reshape(n, a, e, self.nf_en)
         col += e * self.nf_en
         self._write_unit_features(en, visible[:, :, a:], avail[:, :, N_NON_ATTACK_ACTIONS:], dist[:, :, a:],
@@ -169,7 +203,7 @@ class Features:
         col += self.bits
         if flags.obs_timestep_number:
             out[:, :, col] = (steps[idx] / limit)[:, None]
-        if self.bits or flags.obs_own_pos or flags.obs_timestep_number:
+        if self.bits or self.n_move > 4 or flags.obs_own_pos or flags.obs_timestep_number:
             out[~alive[:, :a]] = 0.0  # the rest of a dead agent's row is zero already (no vision, hp 0)
         return out
 

@@ -1,17 +1,14 @@
 """SMAC map definitions: rosters, episode limits, unit-type one-hot orders, terrain and spawn points.
 
-Rosters, limits and type bits follow SMAC's map registry; spawn points, attack-move targets and terrain
-follow the SMAC map files as summarised in SMAC_SPEC.md §5.3. Terrain for maps whose layout the spec does not
-give (bane_vs_bane, so_many_baneling, 2c_vs_64zg, 2m_vs_1z) is open ground; corridor and 6h_vs_8z are
-reconstructions from the spec's description (chambers joined by a diagonal corridor; an octagonal plateau).
+Rosters, limits and type bits follow SMAC's map registry; spawn points and attack-move targets follow the
+map scripts (SMAC_SPEC.md §5.3); terrain (walkable grid, heights) is the real map file's (`terrain.py`).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import numpy as np
-
 from core.errors import UnknownNameError
+from envs.smac.terrain import Terrain, load_terrain
 from envs.smac.units import UNIT_TYPES
 
 MAP_SIZE = 32
@@ -40,11 +37,12 @@ class SMACMap:
     limit: int
     map_type: str = "marines"
     unit_type_bits: int = 0
-    terrain: str = "simple"  # simple | open | plateau | corridor
     ally_spawn: tuple[float, float] = (9.0, 16.0)
     enemy_spawn: tuple[float, float] = (23.0, 16.0)
     attack_point: tuple[float, float] = (9.0, 16.0)
     spawn_by_type: dict[str, tuple[tuple[float, float], tuple[float, float]]] = field(default_factory=dict)
+    unit_spawns: tuple[tuple[float, float], ...] = ()  # each unit's own spawn point (allies, then enemies)
+    map_file: str = ""  # the map file whose terrain this map uses (default: the map's name)
 
     @property
     def ally_names(self) -> list[str]:
@@ -73,41 +71,13 @@ class SMACMap:
     def type_ids(self) -> tuple[dict[str, int], dict[str, int]]:
         return TYPE_ORDERS[self.map_type] if self.unit_type_bits else ({}, {})
 
-    def pathing(self) -> np.ndarray:
-        """Walkable cells, indexed [x, y]."""
-        return TERRAINS[self.terrain]()
+    def terrain(self) -> Terrain:
+        """The walkable grid and heights of the map file."""
+        return load_terrain(self.map_file or self.name)
 
 
 def _race(unit: str) -> str:
     return UNIT_TYPES[unit].race
-
-
-def _simple() -> np.ndarray:
-    grid = np.zeros((MAP_SIZE, MAP_SIZE), bool)
-    grid[:, 8:24] = True  # ground band y 7-24 minus the cliff edge
-    return grid
-
-
-def _open() -> np.ndarray:
-    return np.ones((MAP_SIZE, MAP_SIZE), bool)
-
-
-def _plateau() -> np.ndarray:
-    x, y = np.meshgrid(np.arange(MAP_SIZE), np.arange(MAP_SIZE), indexing="ij")
-    inside = (x >= 8) & (x <= 21) & (y >= 8) & (y <= 19)
-    corner = np.minimum(np.minimum(x - 8, 21 - x), 99) + np.minimum(np.minimum(y - 8, 19 - y), 99)
-    return inside & (corner >= 3)
-
-
-def _corridor() -> np.ndarray:
-    x, y = np.meshgrid(np.arange(MAP_SIZE) + 0.5, np.arange(MAP_SIZE) + 0.5, indexing="ij")
-    near = (x >= 1) & (x <= 9.5) & (y >= 1) & (y <= 9.5)
-    far = (x >= 22) & (x <= 31) & (y >= 22) & (y <= 31)
-    corridor = (np.abs(x - y) <= 2.5) & (x >= 1) & (x <= 31)
-    return near | far | corridor
-
-
-TERRAINS = {"simple": _simple, "open": _open, "plateau": _plateau, "corridor": _corridor}
 
 
 def _m(n_ally: int, n_enemy: int, limit: int) -> SMACMap:
@@ -121,7 +91,7 @@ def _sz(name: str, ally: tuple[int, int], enemy: tuple[int, int], limit: int) ->
 
 
 def _s_vs_z(n_zealots: int, limit: int) -> SMACMap:
-    return SMACMap(f"3s_vs_{n_zealots}z", (("stalker", 3),), (("zealot", n_zealots),), limit, "none", 0, "open")
+    return SMACMap(f"3s_vs_{n_zealots}z", (("stalker", 3),), (("zealot", n_zealots),), limit, "none", 0)
 
 
 MAPS: dict[str, SMACMap] = {m.name: m for m in (
@@ -133,19 +103,21 @@ MAPS: dict[str, SMACMap] = {m.name: m for m in (
     _sz("2s3z", (2, 3), (2, 3), 120), _sz("3s5z", (3, 5), (3, 5), 150), _sz("3s5z_vs_3s6z", (3, 5), (3, 6), 170),
     SMACMap("1c3s5z", (("colossus", 1), ("stalker", 3), ("zealot", 5)),
             (("colossus", 1), ("stalker", 3), ("zealot", 5)), 180, "colossi_stalkers_zealots", 3),
-    SMACMap("2m_vs_1z", (("marine", 2),), (("zealot", 1),), 150, "none", 0, "open", (16.0, 12.0), (16.0, 19.0),
-            (16.0, 12.0)),
+    SMACMap("2m_vs_1z", (("marine", 2),), (("zealot", 1),), 150, "none", 0, (16.0, 12.0), (16.0, 19.0),
+            (16.0, 12.0), unit_spawns=((13.0, 12.0), (19.0, 12.0), (16.0, 19.0))),
+    SMACMap("2s_vs_1sc", (("stalker", 2),), (("spine_crawler", 1),), 300, "none", 0, (14.05, 10.35),
+            (13.92, 20.04), (13.92, 20.04), unit_spawns=((11.12, 10.34), (16.98, 10.37), (13.92, 20.04))),
     _s_vs_z(3, 150), _s_vs_z(4, 200), _s_vs_z(5, 250),
-    SMACMap("6h_vs_8z", (("hydralisk", 6),), (("zealot", 8),), 150, "none", 0, "plateau", (14.60, 9.49),
+    SMACMap("6h_vs_8z", (("hydralisk", 6),), (("zealot", 8),), 150, "none", 0, (14.60, 9.49),
             (14.41, 16.76), (14.60, 9.49)),
-    SMACMap("corridor", (("zealot", 6),), (("zergling", 24),), 400, "none", 0, "corridor", (19.04, 19.12),
+    SMACMap("corridor", (("zealot", 6),), (("zergling", 24),), 400, "none", 0, (19.04, 19.12),
             (27.91, 28.24), (4.47, 4.33)),
     SMACMap("bane_vs_bane", (("baneling", 4), ("zergling", 20)), (("baneling", 4), ("zergling", 20)), 200, "bane", 2,
-            "open", (16.0, 11.0), (16.0, 21.0), (16.0, 8.0),
+            (16.0, 11.0), (16.0, 21.0), (16.0, 8.0),
             spawn_by_type={"baneling": ((16.0, 8.0), (16.0, 24.0)), "zergling": ((16.0, 11.0), (16.0, 21.0))}),
-    SMACMap("so_many_baneling", (("zealot", 7),), (("baneling", 32),), 100, "none", 0, "open", (11.47, 12.02),
+    SMACMap("so_many_baneling", (("zealot", 7),), (("baneling", 32),), 100, "none", 0, (11.47, 12.02),
             (27.91, 28.24), (4.47, 4.33)),
-    SMACMap("2c_vs_64zg", (("colossus", 2),), (("zergling", 64),), 400, "none", 0, "open", (16.0, 16.0),
+    SMACMap("2c_vs_64zg", (("colossus", 2),), (("zergling", 64),), 400, "none", 0, (16.0, 16.0),
             (16.0, 9.0), (16.0, 16.0)),
 )}
 

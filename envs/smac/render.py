@@ -22,7 +22,7 @@ def render_frame(battle: Battle, env: int = 0, scale: int = 16) -> np.ndarray:
     """An RGB frame [32*scale, 32*scale, 3] (uint8) of battle `env`; y grows upwards as in SC2."""
     s, st, is_ally = battle.state, battle.stats, battle.is_ally
     size = MAP_SIZE * scale
-    walk = battle.map.pathing()
+    walk = battle.map.terrain().walkable
     cells = np.where(walk[..., None], GROUND, BLOCKED)  # [x, y, 3]
     frame = np.repeat(np.repeat(cells, scale, 0), scale, 1).transpose(1, 0, 2)[::-1].copy()  # rows = -y
     px = np.arange(size) + 0.5

@@ -49,7 +49,9 @@ class FixedRoster:
                     col, row = divmod(k, cols)
                     offset = np.array([col - (cols - 1) / 2, row - (cols - 1) / 2]) * gap
                     positions[u] = np.array(point) + (offset if side == 0 else -offset)
-        self.positions = positions
+        if smac_map.unit_spawns:
+            positions = np.array(smac_map.unit_spawns, float)
+        self.positions = onto_walkable(positions, smac_map.terrain().walkable)
 
     def sample(self, rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
         jitter = rng.uniform(-SPAWN_JITTER, SPAWN_JITTER, (n, *self.positions.shape))
@@ -62,8 +64,11 @@ class ProceduralRoster:
     attack_ally_centroid = True  # the enemy attack-moves toward where the allies start
 
     def __init__(self, unit_types: list[str], weights: list[float], n_units: int, n_enemies: int,
-                 exception_types: tuple[str, ...] = (), p_reflect: float = 0.5) -> None:
+                 exception_types: tuple[str, ...] = (), p_reflect: float = 0.5,
+                 area: tuple[float, float, float, float] = (0.0, MAP_SIZE, 0.0, MAP_SIZE)) -> None:
         self.type_names = list(unit_types)
+        x0, x1, y0, y1 = area  # the walkable rectangle: units drawn outside it start at its edge, as in SC2
+        self.lo, self.hi = np.array([x0 + 0.5, y0 + 0.5]), np.array([x1 - 0.5, y1 - 0.5])
         self.weights = np.asarray(weights, float) / np.sum(weights)
         self.exception = np.array([t in exception_types for t in unit_types])
         self.n_units, self.n_enemies, self.p_reflect = n_units, n_enemies, p_reflect
@@ -81,7 +86,7 @@ class ProceduralRoster:
         kinds = np.concatenate([allies, enemies], axis=1)
         reflect = rng.random(n) < self.p_reflect
         positions = np.clip(np.where(reflect[:, None, None], self._reflect(rng, n), self._surrounded(rng, n)),
-                            0.5, MAP_SIZE - 0.5)
+                            self.lo, self.hi)
         # agent ids as smacv2 numbers them: allies sorted by (unit type, x, y); type order = one-hot order
         order = np.lexsort((positions[:, :a, 1], positions[:, :a, 0], kinds[:, :a]), axis=-1)
         kinds[:, :a] = np.take_along_axis(kinds[:, :a], order, axis=1)
@@ -109,3 +114,17 @@ class ProceduralRoster:
         t = rng.random((n, 4))[np.arange(n)[:, None], corner][..., None]
         enemies = t * near[corner] + (1 - t) * corners[corner] + rng.uniform(-0.5, 0.5, (n, e, 2))
         return np.concatenate([allies, enemies], axis=1)
+
+
+def onto_walkable(positions: np.ndarray, walkable: np.ndarray) -> np.ndarray:
+    """Positions [U, 2] with those off the walkable cells moved to the nearest walkable cell's centre (SC2
+    places a unit created on unpathable ground at the closest pathable spot)."""
+    cells = np.floor(positions).astype(int)
+    off = ~walkable[np.clip(cells[:, 0], 0, MAP_SIZE - 1), np.clip(cells[:, 1], 0, MAP_SIZE - 1)]
+    if not off.any():
+        return positions
+    centres = np.argwhere(walkable) + 0.5
+    nearest = np.abs(positions[off, None, :] - centres[None]).sum(-1).argmin(1)
+    out = positions.copy()
+    out[off] = centres[nearest]
+    return out

@@ -39,15 +39,12 @@ IGNORED = frozenset({"step_mul", "move_amount", "difficulty", "game_version", "r
                      "window_size_x", "window_size_y", "debug", "kill_unit_step_mul", "num_fov_actions"})
 # accepted at the one value the simulator honours (smac's/smacv2's default); any other value is an error
 ONLY_DEFAULT: dict[str, tuple[Any, str]] = {
-    "obs_pathing_grid": (False, "not implemented yet: the simulator has no terrain pathing data"),
-    "obs_terrain_height": (False, "not implemented yet: the simulator has no terrain height data"),
     "conic_fov": (False, "smacv2's conic field of view and look actions are not simulated"),
     "prob_obs_enemy": (1.0, "every agent sees every enemy in its sight range"),
     "action_mask": (True, "attack actions are always masked by shoot range"),
     "fully_observable": (False, "observations always respect sight ranges"),
     "obs_starcraft": (True, "observations always hold the StarCraft features"),
 }
-FLAT_HEIGHT = 0.5  # terrain height (SC2's byte / 255) of every in-bounds cell until terrain data lands
 
 
 class Seen(NamedTuple):
@@ -204,8 +201,8 @@ class StarCraft2Env:
         return self.core.features.obs_size
 
     def get_obs_move_feats_size(self) -> int:
-        """Movement features: the 4 move-availability flags (no pathing or height values yet)."""
-        return self.n_actions_move
+        """Movement features: the 4 move-availability flags, then the pathing and height values if on."""
+        return self.core.features.n_move
 
     def get_obs_enemy_feats_size(self) -> tuple[int, int]:
         """(n_enemies, features per enemy)."""
@@ -392,20 +389,15 @@ class StarCraft2Env:
         return points + [(x, y)] * include_self
 
     def get_surrounding_pathing(self, unit: UnitView) -> list[int]:
-        """1 where the 8 surrounding points are walkable or off the map (as smac), else 0; from the
-        simulator's walkable area."""
-        xs, ys = np.array(self.get_surrounding_points(unit), float).T
-        walk = self.core.battle.walkable(xs + 0.5, ys + 0.5)
-        return np.where(self._in_bounds(xs, ys), walk, True).astype(int).tolist()
+        """1 where the 8 surrounding points are walkable or off the map (as smac), else 0."""
+        pathing, _ = self.core.features.surrounding(np.complex64(complex(*unit.pos)))
+        return pathing.astype(int).tolist()
 
     def get_surrounding_height(self, unit: UnitView) -> list[float]:
-        """Terrain height at the 8 surrounding points and the unit's own (1 off the map, as smac); the
-        simulator's ground is flat for now, FLAT_HEIGHT everywhere on the map."""
-        xs, ys = np.array(self.get_surrounding_points(unit, include_self=True), float).T
-        return np.where(self._in_bounds(xs, ys), FLAT_HEIGHT, 1.0).tolist()
-
-    def _in_bounds(self, xs: np.ndarray, ys: np.ndarray) -> np.ndarray:
-        return (xs >= 0) & (xs < self.map_x) & (ys >= 0) & (ys < self.map_y)
+        """smac's terrain height (byte / 255, its layout) at the 8 surrounding points and the unit's own cell
+        (1 off the map, as smac)."""
+        _, height = self.core.features.surrounding(np.complex64(complex(*unit.pos)))
+        return height.astype(float).tolist()
 
     # -- actions ----------------------------------------------------------------------------------------
     def get_agent_action(self, a_id: int, action: int) -> AgentCommand | None:

@@ -10,7 +10,8 @@ from typing import Literal, NamedTuple
 
 # SC2's default unit-type ids (pysc2 `units.py`); smac's allies carry map-specific RL ids instead
 SC2_UNIT_TYPE_IDS = {"colossus": 4, "baneling": 9, "marine": 48, "marauder": 51, "medivac": 54, "zealot": 73,
-                     "stalker": 74, "zergling": 105, "hydralisk": 107}
+                     "stalker": 74, "spine_crawler": 98, "zergling": 105,
+                     "hydralisk": 107}
 
 
 class Direction(enum.IntEnum):

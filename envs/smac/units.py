@@ -68,6 +68,9 @@ UNIT_TYPES: dict[str, UnitType] = {u.name: u for u in (
              regen_per_second=0.38),
     UnitType("hydralisk", "Z", hp=80, damage=12, range=5, cooldown_faster=0.59, speed=2.25, sight=9, radius=0.625,
              light=True, obs_max_cooldown=10, regen_per_second=0.38, projectile_ticks=2),
+    # a structure that never moves (2s_vs_1sc's enemy): stock SC2 4.10 data from the map files
+    UnitType("spine_crawler", "Z", hp=300, armor=2, damage=25, bonus_armored=5, range=7, cooldown_faster=1.32,
+             speed=0.0, sight=11, radius=0.875, armored=True, obs_max_cooldown=1, regen_per_second=0.38),
 )}
 
 MEDIVAC_MAX_ENERGY = 200.0
