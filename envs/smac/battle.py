@@ -282,8 +282,11 @@ class Battle:
             st.set_envs(idx, UnitStats.of(self.types, kinds, a))
             self.pairs.set_envs(idx, PairStats.of(self.types, kinds, a))
         s.z[idx] = positions @ np.array([1, 1j])
-        if self.roster.attack_ally_centroid:  # generated scenarios: advance on where the allies start
+        if self.roster.hunts_closest:  # no map point: an enemy without a target walks toward the allies' start
             s.attack_point[idx] = s.z[idx, :a].mean(1)
+        elif self.map.attack_spread:  # a point drawn on a horizontal segment at each spawn (2m_vs_1z)
+            x, y = self.map.attack_point
+            s.attack_point[idx] = x + self.rng.uniform(-1, 1, idx.size) * self.map.attack_spread + 1j * y
         s.hp[idx] = st.max_hp[idx]
         s.shield[idx] = st.max_shield[idx]
         s.energy[idx] = np.where(st.is_medivac[idx], MEDIVAC_START_ENERGY, 0.0)
@@ -385,21 +388,26 @@ class Battle:
             self._place(z + self._limit_push(shift.reshape(z.shape).astype(np.complex64)))
 
     def _enemy_ai(self, to_ally: np.ndarray, attacked_by: np.ndarray, ally_target: np.ndarray) -> None:
-        """Attack-move AI (SMAC_SPEC §5.5/5.7): keep a live target that is in reach or attacking us, else
-        acquire the nearest ally within scan range or attacking us (medivacs last). Enemy medivacs follow
-        the most damaged friendly unit. `to_ally` [B, E, A] distances (contiguous); `attacked_by` [B, E, A]
-        is `ally_target` [B, U] (allies' targets) as a mask."""
+        """The enemy's targets. Under an attack-move (SMAC maps, SMAC_SPEC §5.5/5.7): keep a live target that is
+        in reach or attacking us, else acquire the nearest ally within scan range or attacking us (medivacs
+        last). Hunting (smacv2's script): keep a live target, else take the closest live ally. Enemy medivacs
+        follow the most damaged friendly unit. `to_ally` [B, E, A] distances (contiguous); `attacked_by`
+        [B, E, A] is `ally_target` [B, U] (allies' targets) as a mask."""
         s, st, a, e = self.state, self.stats, self.n_agents, self.n_enemies
         current = s.ai_target[:, a:]
         # enemy medivacs hold friendly targets (>= a): never kept here
         cidx = np.minimum(np.maximum(current, 0), a - 1)
-        keep = (current >= 0) & (current < a) & np.take(s.alive, self._flat_base + cidx) & (
-            (np.take(to_ally, self._ea_base + cidx) <= self._pairwise(self.pairs.reach, self._pair_stat[:, a:] + cidx))
-            | (np.take(ally_target, self._flat_base + cidx) == self._units[a:]))
-        # candidates (live allies in scan range or attacking us) score distance + penalty + jitter < FAR
-        score = np.where((to_ally < self.pairs.scan_ea) | attacked_by, to_ally, FAR)
-        score += _cols(np.where(s.alive[:, :a], st.target_penalty, FAR), e)  # dead allies: FAR
-        score += AI_TARGET_JITTER * self.rng.random(score.shape, dtype=np.float32)
+        keep = (current >= 0) & (current < a) & np.take(s.alive, self._flat_base + cidx)
+        if self.roster.hunts_closest:
+            score = to_ally + _cols(np.where(s.alive[:, :a], np.float32(0.0), np.float32(FAR)), e)
+        else:
+            keep &= (np.take(to_ally, self._ea_base + cidx)
+                     <= self._pairwise(self.pairs.reach, self._pair_stat[:, a:] + cidx)) \
+                | (np.take(ally_target, self._flat_base + cidx) == self._units[a:])
+            # candidates (live allies in scan range or attacking us) score distance + penalty + jitter < FAR
+            score = np.where((to_ally < self.pairs.scan_ea) | attacked_by, to_ally, FAR)
+            score += _cols(np.where(s.alive[:, :a], st.target_penalty, FAR), e)  # dead allies: FAR
+            score += AI_TARGET_JITTER * self.rng.random(score.shape, dtype=np.float32)
         best = score.argmin(axis=2)
         found = np.take(score, self._ea_base + best) < FAR
         chosen = np.where(keep, current, np.where(found, best, -1))

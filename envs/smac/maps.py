@@ -43,6 +43,7 @@ class SMACMap:
     spawn_by_type: dict[str, tuple[tuple[float, float], tuple[float, float]]] = field(default_factory=dict)
     unit_spawns: tuple[tuple[float, float], ...] = ()  # each unit's own spawn point (allies, then enemies)
     map_file: str = ""  # the map file whose terrain this map uses (default: the map's name)
+    attack_spread: float = 0.0  # the attack point's x is drawn uniformly within this of attack_point's at spawn
 
     @property
     def ally_names(self) -> list[str]:
@@ -104,7 +105,7 @@ MAPS: dict[str, SMACMap] = {m.name: m for m in (
     SMACMap("1c3s5z", (("colossus", 1), ("stalker", 3), ("zealot", 5)),
             (("colossus", 1), ("stalker", 3), ("zealot", 5)), 180, "colossi_stalkers_zealots", 3),
     SMACMap("2m_vs_1z", (("marine", 2),), (("zealot", 1),), 150, "none", 0, (16.0, 12.0), (16.0, 19.0),
-            (16.0, 12.0), unit_spawns=((13.0, 12.0), (19.0, 12.0), (16.0, 19.0))),
+            (16.0, 12.0), unit_spawns=((13.0, 12.0), (19.0, 12.0), (16.0, 19.0)), attack_spread=3.0),
     SMACMap("2s_vs_1sc", (("stalker", 2),), (("spine_crawler", 1),), 300, "none", 0, (14.05, 10.35),
             (13.92, 20.04), (13.92, 20.04), unit_spawns=((11.12, 10.34), (16.98, 10.37), (13.92, 20.04))),
     _s_vs_z(3, 150), _s_vs_z(4, 200), _s_vs_z(5, 250),

@@ -19,7 +19,10 @@ class Roster(Protocol):
     """What a battle needs from a roster."""
 
     type_names: list[str]
-    attack_ally_centroid: bool  # the enemy attack-moves toward where the allies start (else the map's point)
+    # smacv2's 32x32_flat script: every idle enemy is ordered to attack the closest ally (a unit-targeted order,
+    # kept until that ally dies); else the SMAC maps' script: attack-move to the map's point, SC2's default
+    # behaviour on the way (acquire what comes in range, retaliate)
+    hunts_closest: bool
 
     def sample(self, rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
         """Unit-type indices [n, U] and start positions [n, U, 2] of `n` new episodes."""
@@ -29,7 +32,7 @@ class Roster(Protocol):
 class FixedRoster:
     """A SMAC map: the same units every episode, each side packed in a square grid around its spawn point."""
 
-    attack_ally_centroid = False  # the enemy attack-moves to the map's fixed attack point
+    hunts_closest = False
 
     def __init__(self, smac_map: SMACMap) -> None:
         names = smac_map.ally_names + smac_map.enemy_names
@@ -61,7 +64,7 @@ class FixedRoster:
 class ProceduralRoster:
     """SMACv2's weighted_teams unit mix and surrounded_and_reflect start positions (SMAC_SPEC.md §1.4)."""
 
-    attack_ally_centroid = True  # the enemy attack-moves toward where the allies start
+    hunts_closest = True
 
     def __init__(self, unit_types: list[str], weights: list[float], n_units: int, n_enemies: int,
                  exception_types: tuple[str, ...] = (), p_reflect: float = 0.5,

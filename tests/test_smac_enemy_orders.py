@@ -1,0 +1,47 @@
+"""The enemy's orders as each map's script gives them: attack-move to the map's point with SC2's default
+behaviour (acquire in range, retaliate), smacv2's closest-ally hunt, 2m_vs_1z's random point."""
+from __future__ import annotations
+
+import numpy as np
+
+from envs.smac.core import SMACBatch, make_batch
+from envs.smac.features import FeatureFlags
+from envs.smac.maps import get_map
+
+
+def started(core: SMACBatch) -> SMACBatch:
+    core.reset(np.ones(core.n_envs, bool))
+    return core
+
+
+def test_an_attack_moving_enemy_ignores_far_allies_until_one_targets_it():
+    core = started(SMACBatch(get_map("3m"), 1, seed=0, flags=FeatureFlags()))
+    s, a = core.battle.state, core.n_agents
+    s.z[0] = [10 + 10j, 10 + 20j, 4 + 16j, 26 + 10j, 26 + 20j, 28 + 16j]  # 16+ apart: out of scan range
+    core.battle.step(np.ones((1, a), np.int64))  # allies stop
+    assert (s.ai_target[0, a:] == -1).all()
+    actions = np.ones((1, a), np.int64)
+    actions[0, 0] = 6 + 1  # agent 0 attacks enemy 1 (it walks toward it): enemy 1 retaliates
+    core.battle.step(actions)
+    assert s.ai_target[0, a + 1] == 0 and (s.ai_target[0, [a, a + 2]] == -1).all()
+
+
+def test_hunting_enemies_take_the_closest_ally_anywhere_and_keep_it():
+    core = started(make_batch("smaclite_terran_5_vs_5", 1, 0, None, {}))
+    s, a = core.battle.state, core.n_agents
+    s.z[0, :a] = [3 + 3j, 3 + 6j, 3 + 9j, 3 + 12j, 3 + 15j]
+    s.z[0, a:] = [28 + 3j, 28 + 6j, 28 + 9j, 28 + 12j, 28 + 15j]  # 25 apart: far beyond any scan range
+    fighters = ~core.battle.stats.is_medivac[0, a:]
+    closest = np.abs(s.z[0, a:, None] - s.z[0, None, :a]).argmin(1)  # enemy k: ally k
+    core.battle.step(np.ones((1, a), np.int64))
+    assert (s.ai_target[0, a:][fighters] == closest[fighters]).all()
+    s.z[0, a:] = s.z[0, a:][::-1].copy()  # every enemy now nearest another ally: the targets are kept
+    core.battle.step(np.ones((1, a), np.int64))
+    assert (s.ai_target[0, a:][fighters] == closest[fighters]).all()
+
+
+def test_the_2m_vs_1z_zealot_attack_moves_to_a_random_point_between_the_marines():
+    core = started(SMACBatch(get_map("2m_vs_1z"), 64, seed=0, flags=FeatureFlags()))
+    point = core.battle.state.attack_point
+    assert (point.imag == 12).all() and (point.real >= 13).all() and (point.real <= 19).all()
+    assert np.ptp(point.real) > 4  # drawn per episode, not one point
