@@ -170,3 +170,17 @@ def test_gru_state_is_reset_at_episode_starts():
     torch.testing.assert_close(out[1], fresh[0])
     carried, _ = net(x, h0, None)
     assert not torch.allclose(carried[1], fresh[0])
+
+
+def test_lr_anneal_decays_both_learning_rates_linearly_over_the_budget():
+    venv = envs.make_vec("tests.toy_envs:make_death_env", n_envs=2, seed=0, lifetimes=(1, 6), max_steps=6)
+    run = RunState(total_steps=1000)
+    agent = MAPPO(venv.spec, MAPPOConfig(rollout_steps=6, ppo_epochs=1, lr=1e-3, critic_lr=2e-3, lr_anneal=True),
+                  run=run)
+    batch = OnPolicyCollector(agent, venv, 6, 0.99, 0.95, RunState()).collect(lambda n, finished: None)
+    run.clock.env_steps = 750
+    agent.update(batch)
+    assert [g["lr"] for g in agent.optimizer.param_groups] == pytest.approx([2.5e-4, 5e-4])
+    fixed = MAPPO(venv.spec, MAPPOConfig(rollout_steps=6, ppo_epochs=1, lr=1e-3, critic_lr=2e-3), run=run)
+    fixed.update(batch)
+    assert [g["lr"] for g in fixed.optimizer.param_groups] == [1e-3, 2e-3]
