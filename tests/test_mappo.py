@@ -184,3 +184,15 @@ def test_lr_anneal_decays_both_learning_rates_linearly_over_the_budget():
     fixed = MAPPO(venv.spec, MAPPOConfig(rollout_steps=6, ppo_epochs=1, lr=1e-3, critic_lr=2e-3), run=run)
     fixed.update(batch)
     assert [g["lr"] for g in fixed.optimizer.param_groups] == [1e-3, 2e-3]
+
+
+def test_entropy_final_moves_the_entropy_bonus_linearly_over_the_budget():
+    venv = envs.make_vec("tests.toy_envs:make_death_env", n_envs=2, seed=0, lifetimes=(1, 6), max_steps=6)
+    run = RunState(total_steps=1000)
+    agent = MAPPO(venv.spec, MAPPOConfig(rollout_steps=6, ppo_epochs=1, entropy_coef=0.05, entropy_final=0.01),
+                  run=run)
+    batch = OnPolicyCollector(agent, venv, 6, 0.99, 0.95, RunState()).collect(lambda n, finished: None)
+    run.clock.env_steps = 250
+    assert agent.update(batch)["schedule/entropy_coef"] == pytest.approx(0.04)
+    run.clock.env_steps = 1000
+    assert agent.update(batch)["schedule/entropy_coef"] == pytest.approx(0.01)

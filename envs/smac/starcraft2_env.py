@@ -390,13 +390,13 @@ class StarCraft2Env:
 
     def get_surrounding_pathing(self, unit: UnitView) -> list[int]:
         """1 where the 8 surrounding points are walkable or off the map (as smac), else 0."""
-        pathing, _ = self.core.features.surrounding(np.complex64(complex(*unit.pos)))
+        pathing, _ = self.core.features.surrounding(np.array(complex(*unit.pos), np.complex64))
         return pathing.astype(int).tolist()
 
     def get_surrounding_height(self, unit: UnitView) -> list[float]:
         """smac's terrain height (byte / 255, its layout) at the 8 surrounding points and the unit's own cell
         (1 off the map, as smac)."""
-        _, height = self.core.features.surrounding(np.complex64(complex(*unit.pos)))
+        _, height = self.core.features.surrounding(np.array(complex(*unit.pos), np.complex64))
         return height.astype(float).tolist()
 
     # -- actions ----------------------------------------------------------------------------------------

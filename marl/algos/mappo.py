@@ -43,6 +43,7 @@ class MAPPOConfig:
     clip: PositiveFloat = 0.2
     value_clip: NonNegativeFloat = 0.2  # 0: no value clipping
     entropy_coef: NonNegativeFloat = 0.01
+    entropy_final: NonNegativeFloat | None = None  # if set, entropy_coef moves linearly to this over the run
     value_coef: NonNegativeFloat = 1.0
     max_grad_norm: PositiveFloat = 10.0
     huber_delta: NonNegativeFloat = 10.0  # 0: squared error
@@ -116,6 +117,7 @@ class MAPPO:
         actor_params += [net.log_std for net in self.nets.values() if net.log_std is not None]
         critic_params = [p for net in self.nets.values() for p in net.critic.parameters()]
         self.actor_params, self.critic_params = actor_params, critic_params
+        self.entropy_coef = cfg.entropy_coef  # this update's (entropy_final moves it over the run)
         self.optimizer = torch.optim.Adam([{"params": actor_params, "lr": cfg.lr},
                                            {"params": critic_params, "lr": cfg.critic_lr}], eps=1e-5)
 
@@ -173,9 +175,11 @@ class MAPPO:
     def update(self, batch: RolloutBatch) -> dict[str, float]:
         """PPO epochs over the rollout; returns loss/... metrics."""
         cfg = self.cfg
+        progress = self.run.clock.progress
         if cfg.lr_anneal:
-            left = 1.0 - self.run.clock.progress
-            set_lr(self.optimizer, cfg.lr * left, cfg.critic_lr * left)
+            set_lr(self.optimizer, cfg.lr * (1.0 - progress), cfg.critic_lr * (1.0 - progress))
+        self.entropy_coef = cfg.entropy_coef if cfg.entropy_final is None \
+            else cfg.entropy_coef + (cfg.entropy_final - cfg.entropy_coef) * progress
         data, state, starts = self._prepare(batch)
         stats: dict[str, list[float]] = {}
         for _ in range(cfg.ppo_epochs):
@@ -192,7 +196,7 @@ class MAPPO:
                 for key, value in losses.items():
                     if key != "total":
                         stats.setdefault(f"loss/{key}", []).append(float(value))
-        return {k: float(np.mean(v)) for k, v in stats.items()}
+        return {**{k: float(np.mean(v)) for k, v in stats.items()}, "schedule/entropy_coef": self.entropy_coef}
 
     def _prepare(self, batch: RolloutBatch) -> tuple[dict[str, dict], torch.Tensor, torch.Tensor]:
         """Normalise targets and advantages (updating the value normaliser), then cut the rollout into
@@ -243,7 +247,7 @@ class MAPPO:
                 clipped = d["values"] + (values - d["values"]).clamp(-cfg.value_clip, cfg.value_clip)
                 value_loss = torch.max(value_loss, _value_loss(clipped - d["returns"], cfg.huber_delta))
             value_loss = value_loss.mean()  # over every agent slot, dead ones included
-            total_loss = total_loss + policy_loss - cfg.entropy_coef * entropy + cfg.value_coef * value_loss
+            total_loss = total_loss + policy_loss - self.entropy_coef * entropy + cfg.value_coef * value_loss
             with torch.no_grad():
                 totals["approx_kl"] += float((((ratio - 1) - log_ratio) * mask).sum() / count)
                 totals["clip_fraction"] += float((((ratio - 1).abs() > cfg.clip).float() * mask).sum() / count)
