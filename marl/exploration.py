@@ -1,5 +1,5 @@
-"""Epsilon exploration of the value-based agents and COMA: a linear schedule over env steps, and epsilon-greedy
-choice among the available actions."""
+"""Exploration schedules: epsilon of the value-based agents and COMA (linear over env steps), epsilon-greedy
+choice among the available actions, and the policy-gradient learners' entropy bonus (linear over the run)."""
 from __future__ import annotations
 
 from typing import Protocol
@@ -19,6 +19,12 @@ def annealed_epsilon(cfg: EpsilonSchedule, env_steps: int) -> float:
     """epsilon_start moving linearly to epsilon_finish over the first epsilon_anneal_steps env steps."""
     frac = min(env_steps / max(cfg.epsilon_anneal_steps, 1), 1.0)
     return cfg.epsilon_start + frac * (cfg.epsilon_finish - cfg.epsilon_start)
+
+
+def entropy_bonus(start: float, final: float | None, progress: float) -> float:
+    """The entropy coefficient at `progress` (0-1) of the run: `start` throughout, or moving linearly from
+    `start` to `final` when `final` is set."""
+    return start if final is None else start + (final - start) * progress
 
 
 def epsilon_greedy(greedy: np.ndarray, avail: np.ndarray, epsilon: float, rng: np.random.Generator) -> np.ndarray:

@@ -19,6 +19,7 @@ from marl.algos.coma import (
 )
 from marl.episodes import OnPolicyEpisodeRunner
 from marl.evaluation import evaluate
+from marl.exploration import entropy_bonus
 from tests.drive import drive
 
 
@@ -126,3 +127,10 @@ def test_dead_agents_steps_are_in_the_critics_loss():
     obs[dead] += 5.0
     losses = [copy.deepcopy(agent).update(b, mask)["loss/critic"] for b in (batch, changed)]
     assert losses[1] != pytest.approx(losses[0], rel=1e-4)
+
+
+def test_entropy_final_moves_the_entropy_bonus_linearly_over_the_run():
+    assert entropy_bonus(0.05, None, 0.7) == 0.05
+    assert entropy_bonus(0.05, 0.01, 0.0) == 0.05
+    assert entropy_bonus(0.05, 0.01, 0.5) == pytest.approx(0.03)
+    assert entropy_bonus(0.05, 0.0, 1.0) == 0.0

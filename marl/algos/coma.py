@@ -25,6 +25,7 @@ from core.nn import MultiLinear, set_lr
 from core.run_state import RunState
 from envs.spec import EnvSpec
 from marl.agent import EpisodeAgent, GroupAction, Hidden
+from marl.exploration import entropy_bonus
 from marl.networks import GroupActionNet
 from marl.returns import td_lambda_returns
 
@@ -41,6 +42,7 @@ class COMAConfig:
     td_lambda: Probability = 0.8
     critic_steps: PositiveInt = 8  # critic gradient steps per batch before the actor step
     entropy_coef: NonNegativeFloat = 0.02  # bonus on the actors' softmax entropy over available actions
+    entropy_final: NonNegativeFloat | None = None  # if set, entropy_coef moves linearly to this over the run
     policy_gradient: Literal["sampled", "expected"] = "expected"  # expected: over every action, by its Q
     target_update_interval: PositiveInt = 80  # critic updates between target copies (every 10 batches)
     epsilon_start: Probability = 0.5
@@ -186,7 +188,8 @@ class COMA(EpisodeAgent[COMAConfig]):
         probs = epsilon_floor_policy(logits, avail[:steps], self.epsilon)
         surrogate, advantage = policy_surrogate(probs, q_all.detach(), actions, cfg.policy_gradient == "expected")
         entropy = (masked_entropy(logits, avail[:steps]) * weight).sum() / count
-        actor_loss = -(surrogate * weight).sum() / count - cfg.entropy_coef * entropy
+        entropy_coef = entropy_bonus(cfg.entropy_coef, cfg.entropy_final, self.run.clock.progress)
+        actor_loss = -(surrogate * weight).sum() / count - entropy_coef * entropy
         self.actor_opt.zero_grad(set_to_none=True)
         actor_loss.backward()
         actor_norm = float(nn.utils.clip_grad_norm_(self.actor.parameters(), cfg.max_grad_norm))
@@ -195,7 +198,7 @@ class COMA(EpisodeAgent[COMAConfig]):
                 "loss/grad_norm_actor": actor_norm, "loss/grad_norm_critic": critic_norm,
                 "train/advantage_mean": float((advantage * weight).sum() / count),
                 "train/advantage_abs": float((advantage.abs() * weight).sum() / count),
-                "train/entropy": float(entropy.detach())}
+                "train/entropy": float(entropy.detach()), "schedule/entropy_coef": entropy_coef}
 
     def state_dict(self) -> dict:
         return {"actor": self.actor.state_dict(), "critic": self.critic.state_dict(),

@@ -24,6 +24,7 @@ from core.run_state import RunState
 from envs.spec import AgentGroup, EnvSpec
 from marl.agent import GroupAction, Hidden, zero_hidden
 from marl.distributions import DiagGaussian, MaskedCategorical
+from marl.exploration import entropy_bonus
 from marl.networks import AgentInput, AgentNet, ModuleMap
 from marl.onpolicy import RolloutBatch
 
@@ -178,8 +179,7 @@ class MAPPO:
         progress = self.run.clock.progress
         if cfg.lr_anneal:
             set_lr(self.optimizer, cfg.lr * (1.0 - progress), cfg.critic_lr * (1.0 - progress))
-        self.entropy_coef = cfg.entropy_coef if cfg.entropy_final is None \
-            else cfg.entropy_coef + (cfg.entropy_final - cfg.entropy_coef) * progress
+        self.entropy_coef = entropy_bonus(cfg.entropy_coef, cfg.entropy_final, progress)
         data, state, starts = self._prepare(batch)
         stats: dict[str, list[float]] = {}
         for _ in range(cfg.ppo_epochs):
