@@ -22,3 +22,8 @@ def td_lambda_returns(rewards: torch.Tensor, continues: torch.Tensor, next_value
         running = rewards[t] + gamma * continues[t] * ((1 - lam) * next_values[t] + lam * follow)
         out[t] = running
     return out
+
+
+def next_recorded(mask: torch.Tensor) -> torch.Tensor:
+    """[T, ...] 1 where step t + 1 of a time-major padded batch is recorded (mask: 1 on recorded steps)."""
+    return torch.cat([mask[1:], torch.zeros_like(mask[:1])])

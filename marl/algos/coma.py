@@ -27,7 +27,7 @@ from envs.spec import EnvSpec
 from marl.agent import EpisodeAgent, GroupAction, Hidden
 from marl.exploration import entropy_bonus
 from marl.networks import GroupActionNet
-from marl.returns import td_lambda_returns
+from marl.returns import next_recorded, td_lambda_returns
 
 
 @dataclass
@@ -166,8 +166,7 @@ class COMA(EpisodeAgent[COMAConfig]):
         with torch.no_grad():
             target_q = self.target_critic(inputs).gather(-1, actions.unsqueeze(-1)).squeeze(-1)  # [T, B, n]
             next_q = torch.cat([target_q[1:], torch.zeros_like(target_q[:1])], dim=0)
-            next_recorded = torch.cat([mask_t[1:], torch.zeros_like(mask_t[:1])], dim=0)
-            continues = ((1.0 - terminated) * next_recorded).unsqueeze(-1).expand_as(next_q)
+            continues = ((1.0 - terminated) * next_recorded(mask_t)).unsqueeze(-1).expand_as(next_q)
             targets = td_lambda_returns(reward.unsqueeze(-1).expand_as(next_q), continues, next_q, cfg.gamma,
                                         cfg.td_lambda)
         for _ in range(cfg.critic_steps):

@@ -27,7 +27,7 @@ from marl.agent import EpisodeAgent, GroupAction, Hidden
 from marl.exploration import epsilon_greedy
 from marl.mixers import QMixer, VDNMixer
 from marl.networks import GroupActionNet, ModuleMap
-from marl.returns import td_lambda_returns
+from marl.returns import next_recorded, td_lambda_returns
 
 
 @dataclass
@@ -137,7 +137,7 @@ class ValueDecomposition(EpisodeAgent[ValueDecompositionConfig]):
             alive_next_rows.append(alive[1:])
         chosen_q, next_q = torch.cat(chosen, -1), torch.cat(best_next, -1)  # [T, B, N]
         alive_now, alive_next = torch.cat(alive_rows, -1), torch.cat(alive_next_rows, -1)
-        last = mask_t * (1.0 - torch.cat([mask_t[1:], torch.zeros_like(mask_t[:1])]))  # episodes' last steps
+        last = mask_t * (1.0 - next_recorded(mask_t))  # episodes' last steps
         if self.mixer is None or self.target_mixer is None:  # IQL: each slot's own TD error, through deaths
             per_slot = [x.unsqueeze(-1).expand_as(next_q) for x in (reward, terminated, last)]
             target = td_lambda_returns(per_slot[0], 1.0 - per_slot[1], next_q, cfg.gamma, cfg.td_lambda, per_slot[2])
