@@ -31,6 +31,7 @@ from envs.smac.feature_names import (
 from envs.smac.features import Features
 from envs.smac.heuristic import HeuristicPolicy
 from envs.smac.maps import MAP_SIZE
+from envs.smac.render import render_frame
 from envs.smac.unit_view import SC2_UNIT_TYPE_IDS, AgentCommand, Direction, Point, UnitView
 
 # accepted and ignored: settings of the SC2 engine or its client, meaningless without it
@@ -436,8 +437,6 @@ class StarCraft2Env:
         return self._seed
 
     def render(self, mode: str = "rgb_array") -> np.ndarray:
-        from envs.smac.render import render_frame
-
         return render_frame(self.core.battle, 0)
 
     def close(self) -> None:

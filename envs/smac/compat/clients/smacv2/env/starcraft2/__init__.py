@@ -1,0 +1,1 @@
+"""smacv2.env.starcraft2 (EPyMARL imports the wrapper from smacv2.env.starcraft2.wrapper)."""

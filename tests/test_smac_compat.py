@@ -1,0 +1,118 @@
+"""The smac/smacv2 stand-ins (envs/smac/compat): client code that imports smac runs unchanged on the simulator,
+also where the client has its own `envs` package (as pymarl and EPyMARL do), and a real install is never
+shadowed silently."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from core.errors import UserError
+from envs.smac.compat import clients_path
+from envs.smac.compat.api import StarCraftCapabilityEnvWrapper
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# pymarl's src/envs/__init__.py imports smac from inside a package called envs; its runner then plays episodes
+CLIENT_ENVS = """
+from functools import partial
+from smac.env import MultiAgentEnv, StarCraft2Env
+
+def env_fn(env, **kwargs) -> MultiAgentEnv:
+    return env(**kwargs)
+
+REGISTRY = {"sc2": partial(env_fn, env=StarCraft2Env)}
+"""
+CLIENT_MAIN = """
+import numpy as np
+from envs import REGISTRY
+
+env_args = dict(continuing_episode=False, difficulty="7", game_version=None, map_name="3m", move_amount=2,
+                obs_all_health=True, obs_instead_of_state=False, obs_last_action=False, obs_own_health=True,
+                obs_pathing_grid=False, obs_terrain_height=False, obs_timestep_number=False,
+                reward_death_value=10, reward_defeat=0, reward_negative_scale=0.5, reward_only_positive=True,
+                reward_scale=True, reward_scale_rate=20, reward_sparse=False, reward_win=200, replay_dir="",
+                replay_prefix="", state_last_action=True, state_timestep_number=False, step_mul=8, seed=0,
+                heuristic_ai=False, debug=False)
+env = REGISTRY["sc2"](**env_args)
+info = env.get_env_info()
+rng = np.random.default_rng(0)
+for episode in range(2):
+    env.reset()
+    terminated, total = False, 0.0
+    while not terminated:
+        avail = np.array(env.get_avail_actions())
+        actions = [int(rng.choice(np.flatnonzero(a))) for a in avail]
+        reward, terminated, step_info = env.step(actions)
+        total += reward
+    print("episode", episode, round(total, 3), step_info.get("battle_won"))
+import envs, smac
+print("client envs:", envs.__file__)
+print("shapes", info["obs_shape"], info["state_shape"], info["n_actions"])
+"""
+
+
+def run_client(tmp_path: Path, pythonpath: list[Path], env: dict[str, str] | None = None
+               ) -> subprocess.CompletedProcess[str]:
+    (tmp_path / "envs").mkdir(exist_ok=True)
+    (tmp_path / "envs" / "__init__.py").write_text(textwrap.dedent(CLIENT_ENVS))
+    (tmp_path / "main.py").write_text(textwrap.dedent(CLIENT_MAIN))
+    environ = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    environ["PYTHONPATH"] = os.pathsep.join(str(p) for p in pythonpath)
+    return subprocess.run([sys.executable, "main.py"], cwd=tmp_path, capture_output=True, text=True,
+                          env={**environ, **(env or {})}, timeout=120)
+
+
+def test_a_pymarl_style_client_with_its_own_envs_package_runs_unchanged(tmp_path):
+    out = run_client(tmp_path, [clients_path()])
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[-1] == "shapes 30 48 9"
+    assert lines[-2] == f"client envs: {tmp_path / 'envs' / '__init__.py'}"  # the client's envs, not ours
+    assert [line.split()[0] for line in lines[:2]] == ["episode", "episode"]
+    assert out.stderr.splitlines() == [f"smac: Concerto's built-in StarCraft II simulator (no StarCraft II "
+                                       f"binary), from {clients_path()}"]
+
+
+def test_a_real_smac_install_is_not_shadowed_silently(tmp_path):
+    real = tmp_path / "site"
+    (real / "smac").mkdir(parents=True)
+    (real / "smac" / "__init__.py").write_text("")
+    client = tmp_path / "client"
+    client.mkdir()
+    out = run_client(client, [clients_path(), real])
+    assert out.returncode == 1
+    assert f"another package named 'smac' is installed ({real / 'smac' / '__init__.py'})" in out.stderr
+    assert run_client(client, [clients_path(), real], {"CONCERTO_SMAC_COMPAT": "1"}).returncode == 0
+
+
+def test_python_m_prints_the_directory_to_put_on_the_path():
+    out = subprocess.run([sys.executable, "-m", "envs.smac.compat"], cwd=ROOT, capture_output=True, text=True,
+                         check=True)
+    assert Path(out.stdout.strip()) == clients_path() and (clients_path() / "smac" / "env").is_dir()
+
+
+SMACV2_PROTOSS: dict[str, Any] = {"n_units": 5, "n_enemies": 5,
+                  "team_gen": {"dist_type": "weighted_teams", "unit_types": ["stalker", "zealot", "colossus"],
+                               "weights": [0.45, 0.45, 0.1], "observe": True},
+                  "start_positions": {"dist_type": "surrounded_and_reflect", "p": 0.5, "map_x": 32, "map_y": 32}}
+
+
+def test_smacv2_capability_configs_map_to_the_generated_scenarios():
+    env = StarCraftCapabilityEnvWrapper(capability_config=SMACV2_PROTOSS, map_name="10gen_protoss",
+                                        obs_own_pos=True, use_unit_ranges=True, min_attack_range=2, seed=0)
+    assert env.map_name == "smaclite_protoss_5_vs_5"
+    env.reset()
+    assert (env.get_obs_size(), env.get_state_size(), env.n_actions) == (92, 130, 11)
+    with pytest.raises(UserError, match="no built-in scenario for 10gen_protoss with n_units=7"):
+        StarCraftCapabilityEnvWrapper(capability_config={**SMACV2_PROTOSS, "n_units": 7}, map_name="10gen_protoss")
+    with pytest.raises(UserError, match=r"team_gen .* differs"):
+        StarCraftCapabilityEnvWrapper(capability_config={**SMACV2_PROTOSS, "team_gen": {
+            **SMACV2_PROTOSS["team_gen"], "weights": [0.5, 0.5, 0.0]}}, map_name="10gen_protoss")
+    with pytest.raises(UserError, match="smacv2 map '10gen_empty' is not simulated"):
+        StarCraftCapabilityEnvWrapper(capability_config=SMACV2_PROTOSS, map_name="10gen_empty")
