@@ -334,3 +334,15 @@ def test_info_counts_the_dead_over_the_whole_episode():
     while par.agents:  # the agents still in the episode are alive: they can stop
         _, _, _, _, infos = par.step({a: 1 for a in par.agents})
     assert {i["dead_allies"] for i in infos.values()} == {3}  # the last ally to die sees all three dead
+
+
+def test_every_face_accepts_the_engine_settings_and_only_default_smacv2_keys():
+    """pymarl's sc2.yaml engine keys pass the vector env (what `env.KEY=VALUE` on the command line reaches) as
+    they pass the drop-in; smacv2's unsupported settings fail the same way in both."""
+    keys: dict[str, Any] = {"step_mul": 8, "move_amount": 2, "difficulty": "7", "game_version": None,
+                            "conic_fov": False}
+    assert envs.make_vec("smac_3m", n_envs=2, **keys).spec.groups[0].obs_shape == (30,)
+    for face in (lambda: envs.make_vec("smac_3m", n_envs=2, conic_fov=True),
+                 lambda: StarCraft2Env(map_name="3m", conic_fov=True)):
+        with pytest.raises(UserError, match="^conic_fov=True is not supported"):
+            face()

@@ -198,15 +198,32 @@ class SMACBatch:
                              f"available: {np.flatnonzero(avail[env, agent]).tolist()}")
 
 
+# accepted and ignored: settings of the SC2 engine or its client, meaningless without it
+# (num_fov_actions only matters with conic_fov, which must be False)
+IGNORED = frozenset({"step_mul", "move_amount", "difficulty", "game_version", "replay_dir", "replay_prefix",
+                     "window_size_x", "window_size_y", "debug", "kill_unit_step_mul", "num_fov_actions"})
+# accepted at the one value the simulator honours (smac's/smacv2's default); any other value is an error
+ONLY_DEFAULT: dict[str, tuple[Any, str]] = {
+    "conic_fov": (False, "smacv2's conic field of view and look actions are not simulated"),
+    "prob_obs_enemy": (1.0, "every agent sees every enemy in its sight range"),
+    "action_mask": (True, "attack actions are always masked by shoot range"),
+    "fully_observable": (False, "observations always respect sight ranges"),
+    "obs_starcraft": (True, "observations always hold the StarCraft features"),
+}
 REWARD_KEYS = frozenset(RewardConfig.__dataclass_fields__)
 FLAG_KEYS = frozenset(FeatureFlags.__dataclass_fields__)
 
 
 def make_batch(map_name: str, n_envs: int, seed: int | None, episode_limit: int | None, flags: dict[str, Any]
                ) -> SMACBatch:
-    """SMACBatch from SMAC-style keyword flags (plus heuristic_ai); unknown flags raise UserError naming them.
+    """SMACBatch from SMAC-style keyword flags (plus heuristic_ai; smac's engine settings are accepted and
+    ignored, smacv2's unsupported ones only at their defaults); unknown flags raise UserError naming them.
     `map_name` is a SMAC map or a generated scenario (smaclite_<race>_<n>_vs_<m>, see envs.smac.scenarios)."""
-    flags = dict(flags)
+    for key, (default, why) in ONLY_DEFAULT.items():
+        if key in flags and flags[key] != default:
+            raise UserError(f"{key}={flags[key]!r} is not supported by the built-in SMAC simulator ({why}); "
+                            f"accepted: {default!r}")
+    flags = {k: v for k, v in flags.items() if k not in IGNORED and k not in ONLY_DEFAULT}
     heuristic_ai = bool(flags.pop("heuristic_ai", False))
     roster: Roster | None
     if map_name in SCENARIOS:

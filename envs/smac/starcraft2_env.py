@@ -34,19 +34,6 @@ from envs.smac.maps import MAP_SIZE
 from envs.smac.render import render_frame
 from envs.smac.unit_view import SC2_UNIT_TYPE_IDS, AgentCommand, Direction, Point, UnitView
 
-# accepted and ignored: settings of the SC2 engine or its client, meaningless without it
-# (num_fov_actions only matters with conic_fov, which must be False)
-IGNORED = frozenset({"step_mul", "move_amount", "difficulty", "game_version", "replay_dir", "replay_prefix",
-                     "window_size_x", "window_size_y", "debug", "kill_unit_step_mul", "num_fov_actions"})
-# accepted at the one value the simulator honours (smac's/smacv2's default); any other value is an error
-ONLY_DEFAULT: dict[str, tuple[Any, str]] = {
-    "conic_fov": (False, "smacv2's conic field of view and look actions are not simulated"),
-    "prob_obs_enemy": (1.0, "every agent sees every enemy in its sight range"),
-    "action_mask": (True, "attack actions are always masked by shoot range"),
-    "fully_observable": (False, "observations always respect sight ranges"),
-    "obs_starcraft": (True, "observations always hold the StarCraft features"),
-}
-
 
 class Seen(NamedTuple):
     """What the agents see at the current step."""
@@ -67,16 +54,11 @@ class StarCraft2Env:
                  episode_limit: int | None = None, heuristic_rest: bool = False,
                  capability_config: Mapping[str, Any] | None = None, **kwargs: Any) -> None:
         """smac's and smacv2's keyword arguments (plus `episode_limit`, which overrides the map's limit)."""
-        for key, (default, why) in ONLY_DEFAULT.items():
-            if key in kwargs and kwargs[key] != default:
-                raise UserError(f"{key}={kwargs[key]!r} is not supported by the built-in SMAC simulator ({why}); "
-                                f"accepted: {default!r}")
         if capability_config:
             raise UserError(f"capability_config with keys {sorted(capability_config)} is not supported by the "
                             f"built-in SMAC simulator (its teams and start positions come from the map); use a "
                             f"smaclite_<race>_<n>_vs_<m> map for SMACv2-style episodes, or capability_config={{}}")
-        flags = {k: v for k, v in kwargs.items() if k not in IGNORED and k not in ONLY_DEFAULT}
-        self.core = make_batch(map_name, 1, seed, episode_limit, flags)
+        self.core = make_batch(map_name, 1, seed, episode_limit, kwargs)
         f = self.core.features
         self.map_name = map_name
         self.map_type = self.core.map.map_type
