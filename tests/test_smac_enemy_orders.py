@@ -45,3 +45,13 @@ def test_the_2m_vs_1z_zealot_attack_moves_to_a_random_point_between_the_marines(
     point = core.battle.state.attack_point
     assert (point.imag == 12).all() and (point.real >= 13).all() and (point.real <= 19).all()
     assert np.ptp(point.real) > 4  # drawn per episode, not one point
+
+
+def test_on_the_smac_maps_the_enemy_attack_moves_to_the_scripts_point():
+    """The attack-move target of each map's script (its named point; SMAC_SPEC.md §5.3), e.g. corridor's
+    'Attack Point' in the lower-left chamber and 6h_vs_8z's 'Hydralisks' spawn."""
+    points = {"3m": 9 + 16j, "corridor": 4.47 + 4.33j, "6h_vs_8z": 14.60 + 9.49j, "bane_vs_bane": 16 + 8j,
+              "so_many_baneling": 4.47 + 4.33j}
+    for name, point in points.items():
+        core = started(SMACBatch(get_map(name), 2, seed=0, flags=FeatureFlags()))
+        assert np.allclose(core.battle.state.attack_point, point, atol=1e-4), name
