@@ -130,6 +130,15 @@ def load_checkpoint(path: str | Path) -> tuple[dict[str, Any], dict[str, Any]]:
     return state, meta
 
 
+STATE_MISMATCH = (RuntimeError, KeyError, ValueError, TypeError, IndexError)  # what a state of another shape raises
+
+
+def state_mismatch(path: Path, exc: BaseException) -> UserError:
+    """The error for a checkpoint's state that does not load into the objects built from its config."""
+    return UserError(f"checkpoint {path} does not match this algorithm, env or network shape: "
+                     f"{str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__}")
+
+
 def checkpoint_dirs(run_dir: Path) -> list[Path]:
     """A run's checkpoint directories, oldest first."""
     root = run_dir / "checkpoints"

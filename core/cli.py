@@ -83,7 +83,7 @@ def train_from_args(args: argparse.Namespace, lookup: AlgoLookup, check_env: Cal
         train, algo_cfg, env_kwargs = resolve_config(algo, env, config_class, defaults, args.config, cli_train,
                                                      args.overrides)
     callbacks = [load_callback(spec) for spec in args.callback]
-    summary_path = _writable(args.summary_json) if args.summary_json else None
+    summary_path = writable(args.summary_json, "--summary-json") if args.summary_json else None
     run_dir = run_dir_of(checkpoint) if args.resume else make_run_dir(args.logdir, env, algo, train.seed)
     try:
         trainer = trainer_class(algo, env, train, algo_cfg, env_kwargs, run_dir, callbacks, resume=args.resume)
@@ -117,17 +117,18 @@ def _same(given: str | None, saved: Any, flag: str) -> str:
     return saved
 
 
-def _writable(path: str) -> Path:
-    """Check before training that an output file can be written (its directory is created)."""
+def writable(path: str, flag: str) -> Path:
+    """Check before the work starts that the output file given with `flag` can be written (its directory is
+    created)."""
     target = Path(path)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         if target.is_dir():
-            raise UserError(f"--summary-json {path} is a directory")
+            raise UserError(f"{flag} {path} is a directory")
         with target.open("a"):
             pass
     except OSError as exc:
-        raise UserError(f"cannot write --summary-json {path}: {exc.strerror or exc}") from None
+        raise UserError(f"cannot write {flag} {path}: {exc.strerror or exc}") from None
     return target
 
 

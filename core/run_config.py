@@ -33,6 +33,7 @@ from core.paths import CONFIG_DIR
 SECTIONS = ("train", "algo", "env")
 MAX_ENVS = 1 << 16  # env copies in one vector env
 MAX_WORKERS = 256  # env worker processes (--vec subproc)
+DEVICE_PATTERN = r"cpu|cuda(:\d+)?|mps"
 
 
 @dataclass
@@ -60,7 +61,7 @@ class TrainConfig:
         if self.vec == "subproc" and self.n_envs > MAX_WORKERS:
             raise ValueError(f"vec=subproc starts one process per env and allows at most {MAX_WORKERS}, got "
                              f"n_envs={self.n_envs}; use vec=sync")
-        if not re.fullmatch(r"cpu|cuda(:\d+)?|mps", self.device):
+        if not re.fullmatch(DEVICE_PATTERN, self.device):
             raise ValueError(f"device must be cpu, cuda, cuda:N or mps, got {self.device!r}")
 
 

@@ -24,12 +24,14 @@ from core.builtin_callbacks import MetricsLogger, ProgressBar, StopOnTarget
 from core.callbacks import Callback, CallbackList
 from core.checkpoint import (
     PREFIX,
+    STATE_MISMATCH,
     checkpoint_dirs,
     load_checkpoint,
     prune,
     read_metadata,
     remove_stale,
     save_checkpoint,
+    state_mismatch,
 )
 from core.config import save_yaml, to_dict
 from core.episode_stats import EpisodeStats, OnStep
@@ -312,10 +314,8 @@ class Trainer:
             self.run.load_state_dict(state["run"])
             self.agent.load_state_dict(state["agent"])
             self.runner.load_state_dict(state["runner"])
-        except (RuntimeError, KeyError, ValueError, TypeError, IndexError) as exc:
-            raise UserError(f"checkpoint {path} does not match this algorithm, env or network shape: "
-                            f"{str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__}"
-                            ) from None
+        except STATE_MISMATCH as exc:
+            raise state_mismatch(path, exc) from None
         self.resumed_from = self.last_checkpoint = path
         if not self.runner.exact_resume:
             print(f"note: {self.env_name} cannot save its state; the resumed run restarts its episodes "

@@ -1,6 +1,9 @@
 """The multi-agent training run: multi-agent vector envs, a marl/ algorithm and its runner on core's loop."""
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import torch
 
 from core.errors import UserError
@@ -23,10 +26,7 @@ class MarlTrainer(Trainer):
     def _build(self, device: torch.device) -> None:
         train = self.train_cfg
         self.entry = get_algo(self.algo_name)
-        reserved = sorted(set(self.env_kwargs) & {"seed", "n_envs", "vec", "name", "worker_timeout_s"})
-        if reserved:
-            raise UserError(f"env.{reserved[0]} is not an env option here: the run sets it (--seed, --n-envs, --vec, "
-                            "train.worker_timeout_s)")
+        check_env_options(self.env_kwargs)
         self.env = make_vec(self.env_name, train.n_envs, train.vec, seed=train.seed,
                             worker_timeout_s=train.worker_timeout_s, **self.env_kwargs)
         self.eval_env = make_vec(self.env_name, min(train.eval_envs, train.eval_episodes), "sync", **self.env_kwargs)
@@ -39,6 +39,14 @@ class MarlTrainer(Trainer):
     def _evaluate(self, seed: int) -> Evaluation:
         assert self.eval_env is not None, "evaluation before _build"
         return evaluate(self.agent, self.eval_env, self.train_cfg.eval_episodes, seed=seed)
+
+
+def check_env_options(env_kwargs: Mapping[str, Any]) -> None:
+    """UserError for an env option that the run itself sets (make_vec's own arguments)."""
+    reserved = sorted(set(env_kwargs) & {"seed", "n_envs", "vec", "name", "worker_timeout_s"})
+    if reserved:
+        raise UserError(f"env.{reserved[0]} is not an env option here: the run sets it (--seed, --n-envs, --vec, "
+                        "train.worker_timeout_s)")
 
 
 def _check_spaces(algo: str, entry: AlgoEntry, spec: EnvSpec) -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import multiprocessing as mp
 import signal
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import wait
 from typing import Any
@@ -110,11 +111,12 @@ class TransitionVecEnv:
     """n_envs copies of a gymnasium env (`env_id`, or `module:EnvId` to import a module that registers it)."""
 
     def __init__(self, env_id: str, n_envs: int, vec: str = "sync", worker_timeout_s: float = 60.0,
-                 **env_kwargs: Any) -> None:
+                 wrappers: Sequence[Callable[[gym.Env], gym.Wrapper]] = (), **env_kwargs: Any) -> None:
+        """`wrappers` go around each env copy's `Snapshot` (a recorder's frames, say)."""
         try:
             env = gym.make_vec(env_id, num_envs=n_envs, vectorization_mode=VECTORIZATION[vec],
                                vector_kwargs={"autoreset_mode": AutoresetMode.SAME_STEP},
-                               wrappers=[Snapshot], **env_kwargs)
+                               wrappers=[Snapshot, *wrappers], **env_kwargs)
         except gym.error.DependencyNotInstalled as exc:
             raise MissingDependencyError(f"env {env_id!r} needs an optional dependency ({str(exc).splitlines()[0]}); "
                                          "for Box2D envs: pip install -e '.[box2d]'") from None
@@ -195,7 +197,7 @@ class TransitionVecEnv:
         level, gym.logger.min_level = gym.logger.min_level, gym.logger.ERROR + 1
         try:
             return call()
-        except (EnvWorkerError, Interrupted, NonFiniteError):
+        except (EnvWorkerError, Interrupted, NonFiniteError, UserError):  # UserError: a recorder's missing renderer
             raise
         except Exception as exc:
             if isinstance(self.env, AsyncVectorEnv):  # its workers are in an unknown state: end them now
