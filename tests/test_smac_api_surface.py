@@ -344,5 +344,5 @@ def test_every_face_accepts_the_engine_settings_and_only_default_smacv2_keys():
     assert envs.make_vec("smac_3m", n_envs=2, **keys).spec.groups[0].obs_shape == (30,)
     for face in (lambda: envs.make_vec("smac_3m", n_envs=2, conic_fov=True),
                  lambda: StarCraft2Env(map_name="3m", conic_fov=True)):
-        with pytest.raises(UserError, match="^conic_fov=True is not supported"):
+        with pytest.raises(UserError, match=r"^conic_fov=True is not supported"):
             face()
