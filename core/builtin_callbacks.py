@@ -1,16 +1,23 @@
-"""Built-in callbacks: progress bar, TensorBoard/CSV logging, early stop. (The training loop itself evaluates
-and checkpoints every train.eval_interval / train.checkpoint_interval env steps.)"""
+"""Built-in callbacks: progress bar, TensorBoard/CSV logging, early stop, videos. (The training loop itself
+evaluates and checkpoints every train.eval_interval / train.checkpoint_interval env steps.)"""
 from __future__ import annotations
 
 import math
 import time
 from collections.abc import Mapping
+from typing import Any, Generic, Protocol, TypeVar
 
 import numpy as np
 from tqdm import tqdm
 
+from core import signals
 from core.callbacks import Callback, EpisodeStats, Trainer
+from core.evaluation import Evaluation
 from core.logger import RunLogger
+from core.precision import cpu_threads
+from core.recording import FrameLog, video_kind, write_video
+
+VIDEO_TAG = "video/greedy_episode"
 
 
 class ProgressBar(Callback):
@@ -123,4 +130,78 @@ class StopOnTarget(Callback):
             trainer.request_stop(f"eval win rate {win:.3f} reached target {self.target_win_rate}")
 
 
-__all__ = ["MetricsLogger", "ProgressBar", "StopOnTarget"]
+class RecordableEnv(Protocol):
+    def reset(self, seed: int | None = None) -> Any: ...
+
+    def close(self) -> None: ...
+
+
+EnvT = TypeVar("EnvT", bound=RecordableEnv)
+
+
+class EpisodeRecorder(Protocol[EnvT]):
+    """How a side records its agent (core.evaluate_run.Side's recording half: marl.saved_policy.MarlSide,
+    single_agent.saved_policy.SingleAgentSide)."""
+
+    def recording_env(self, name: str, log: FrameLog, options: dict[str, Any]) -> EnvT: ...
+
+    def evaluate(self, agent: Any, env: EnvT, n_episodes: int, seed: int, deterministic: bool) -> Evaluation: ...
+
+
+class VideoRecorder(Callback, Generic[EnvT]):
+    """Every `interval` env steps, and once more at the end of a run that finished (not one that failed or was
+    stopped by a signal), plays one greedy episode in a separate one-env copy of the env and writes it as
+    videos/step-N.gif in the run directory and as an animated image in TensorBoard (VIDEO_TAG). An env that
+    cannot render is refused at the start of training, not at the first video."""
+
+    order = 20
+
+    def __init__(self, recorder: EpisodeRecorder[EnvT], agent: Any, env_name: str, env_kwargs: dict[str, Any],
+                 interval: int, seed: int, logger: RunLogger, torch_threads: int = 1) -> None:
+        self.recorder, self.agent = recorder, agent
+        self.env_name, self.env_kwargs = env_name, env_kwargs
+        self.interval, self.seed, self.logger, self.threads = interval, seed, logger, torch_threads
+        self.log = FrameLog(env_name)
+        self.env: EnvT | None = None
+        self._next = interval  # env steps at which the next periodic video is due
+        self._recorded_at = self._evaluated_at = -1
+
+    def on_train_start(self, trainer: Trainer) -> None:
+        video_kind(trainer.run_dir / "videos", "gif")  # Pillow, or one line saying what to install
+        self.env = self.recorder.recording_env(self.env_name, self.log, self.env_kwargs)
+        self.env.reset(seed=self.seed)  # renders the first frame: an env that cannot render fails here
+        self._next = (trainer.env_steps // self.interval + 1) * self.interval
+
+    def on_update_end(self, trainer: Trainer, metrics: Mapping[str, float]) -> None:
+        if trainer.env_steps >= self._next:
+            self._record(trainer)
+            self._next = (trainer.env_steps // self.interval + 1) * self.interval
+
+    def on_eval_end(self, trainer: Trainer, metrics: Mapping[str, float]) -> None:
+        self._evaluated_at = trainer.env_steps
+
+    def on_train_end(self, trainer: Trainer) -> None:
+        try:  # a run that finished ends with an evaluation at its last step (none after a failure or a signal)
+            if (self._evaluated_at == trainer.env_steps != self._recorded_at and signals.pending() is None
+                    and self.env is not None):
+                self._record(trainer)
+        finally:
+            if self.env is not None:
+                self.env.close()
+                self.env = None
+
+    def _record(self, trainer: Trainer) -> None:
+        assert self.env is not None, "a video before on_train_start"
+        self.log.episodes.clear()
+        with cpu_threads(self.threads):
+            self.recorder.evaluate(self.agent, self.env, 1, self.seed, True)
+        frames = self.log.episodes[0]
+        path = trainer.run_dir / "videos" / f"step-{trainer.env_steps:09d}.gif"
+        path.parent.mkdir(exist_ok=True)
+        write_video(frames, path, self.log.fps, "gif")
+        height, width = frames[0].shape[:2]
+        self.logger.log_animation(VIDEO_TAG, path.read_bytes(), height, width, trainer.env_steps)
+        self._recorded_at = trainer.env_steps
+
+
+__all__ = ["MetricsLogger", "ProgressBar", "StopOnTarget", "VideoRecorder"]

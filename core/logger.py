@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from tensorboard.compat.proto.summary_pb2 import Summary
 from torch.utils.tensorboard import SummaryWriter
 from torch.utils.tensorboard.summary import hparams
 
@@ -46,6 +47,13 @@ class RunLogger:
         """Append one evaluation's per-episode values at `step` (env steps) to evaluations.jsonl."""
         with (self.run_dir / "evaluations.jsonl").open("a") as file:
             file.write(json.dumps({"env_steps": step, **episodes}) + "\n")
+
+    def log_animation(self, tag: str, gif: bytes, height: int, width: int, step: int) -> None:
+        """An animated GIF as an image summary at `step` (TensorBoard's Images tab plays it). Written directly:
+        torch's add_video needs moviepy.editor, which moviepy 2 removed, and then writes nothing."""
+        image = Summary.Image(height=height, width=width, colorspace=3, encoded_image_string=gif)
+        summary = Summary(value=[Summary.Value(tag=tag, image=image)])
+        self.writer.file_writer.add_summary(summary, step)  # type: ignore[attr-defined]  # as in log_hparams
 
     def log_hparams(self, params: Mapping[str, Any], metrics: Mapping[str, float]) -> None:
         """Record hyperparameters (scalars and strings) in TensorBoard's HParams tab, in this run's file."""

@@ -65,10 +65,13 @@ class FrameLog:
                         "(recording needs an env that renders rgb_array frames, render_mode='rgb_array')")
 
 
-def quiet_sdl_audio() -> None:
-    """Give pygame-based renderers (classic control, MPE) SDL's dummy sound device unless the user chose one: on
-    a machine without sound, SDL's probe prints an `error: ...` line of its own."""
+def quiet_sdl() -> None:
+    """Give pygame-based renderers (classic control, MPE) SDL's dummy sound device, and on a machine without a
+    display its dummy video driver (rgb_array frames need no window), unless the user chose them: otherwise
+    SDL's probes print `error: ...` lines of their own (no sound device; XDG_RUNTIME_DIR not set)."""
     os.environ.setdefault("SDL_AUDIODRIVER", "dummy")
+    if not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
+        os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
 
 
 def video_kind(path: str | Path, kind: VideoKind) -> VideoKind:

@@ -52,6 +52,7 @@ class TrainConfig:
     eval_envs: Annotated[int, Bounds(ge=1, le=MAX_ENVS)] = 8
     checkpoint_interval: NonNegativeInt = 100_000  # env steps between periodic checkpoints (0: only at the end)
     keep_checkpoints: NonNegativeInt = 3  # periodic checkpoints kept (the newest, the best evaluation's); 0: all
+    video_interval: NonNegativeInt = 0  # env steps between recorded greedy episodes (GIF + TensorBoard); 0: none
     worker_timeout_s: PositiveFloat = 60.0  # an env worker that does not answer this long stops the run
     target_return: float | None = None
     target_win_rate: Probability | None = None

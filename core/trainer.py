@@ -20,7 +20,7 @@ import numpy as np
 import torch
 
 from core import signals
-from core.builtin_callbacks import MetricsLogger, ProgressBar, StopOnTarget
+from core.builtin_callbacks import EpisodeRecorder, MetricsLogger, ProgressBar, StopOnTarget, VideoRecorder
 from core.callbacks import Callback, CallbackList
 from core.checkpoint import (
     PREFIX,
@@ -116,6 +116,9 @@ class Trainer:
                                                                              train.target_win_rate)]
         if train.progress:
             builtins.append(ProgressBar())
+        if train.video_interval:
+            builtins.append(VideoRecorder(self._recorder(), self.agent, env, env_kwargs, train.video_interval,
+                                          train.seed + EVAL_SEED_OFFSET, self.logger, train.torch_threads))
         self.callbacks = CallbackList([*builtins, *callbacks])
 
     # -- what a subclass provides --------------------------------------------------------------------------
@@ -128,6 +131,10 @@ class Trainer:
 
     def _evaluate(self, seed: int) -> Evaluation:
         """Greedy evaluation over train.eval_episodes episodes: eval/... metrics and each episode's values."""
+        raise NotImplementedError
+
+    def _recorder(self) -> EpisodeRecorder[Any]:
+        """How this side records an episode of its agent (train.video_interval)."""
         raise NotImplementedError
 
     # -- the Trainer protocol used by callbacks ------------------------------------------------------------

@@ -6,6 +6,7 @@ from typing import Any
 
 import torch
 
+from core.builtin_callbacks import EpisodeRecorder
 from core.errors import UserError
 from core.evaluation import Evaluation
 from core.trainer import Runner, Trainer
@@ -39,6 +40,11 @@ class MarlTrainer(Trainer):
     def _evaluate(self, seed: int) -> Evaluation:
         assert self.eval_env is not None, "evaluation before _build"
         return evaluate(self.agent, self.eval_env, self.train_cfg.eval_episodes, seed=seed)
+
+    def _recorder(self) -> EpisodeRecorder[Any]:
+        from marl.saved_policy import MarlSide  # here: marl.saved_policy imports this module
+
+        return MarlSide()
 
 
 def check_env_options(env_kwargs: Mapping[str, Any]) -> None:

@@ -1,12 +1,16 @@
 """The single-agent training run: gymnasium vector envs and a single_agent/ learner on core's loop."""
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 
+from core.builtin_callbacks import EpisodeRecorder
 from core.evaluation import Evaluation
 from core.trainer import Runner, Trainer
 from single_agent.algos import get_algo
 from single_agent.evaluation import evaluate
+from single_agent.saved_policy import SingleAgentSide
 from single_agent.spaces import check_action_space, obs_dim
 from single_agent.vec_env import TransitionVecEnv
 
@@ -33,3 +37,6 @@ class SingleAgentTrainer(Trainer):
     def _evaluate(self, seed: int) -> Evaluation:
         assert self.eval_env is not None, "evaluation before _build"
         return evaluate(self.agent, self.eval_env, self.train_cfg.eval_episodes, seed=seed)
+
+    def _recorder(self) -> EpisodeRecorder[Any]:
+        return SingleAgentSide()
