@@ -23,7 +23,14 @@ from core.config import load_yaml, parse_overrides
 from core.errors import ConfigError, UserError
 from core.experiments.grid import Cell, ExperimentSpec, run_dir
 from core.experiments.results import write_results
-from core.experiments.runner import Executor, GridResult, LocalExecutor, default_workers, run_grid
+from core.experiments.runner import (
+    Executor,
+    GridResult,
+    InProcessExecutor,
+    LocalExecutor,
+    default_workers,
+    run_grid,
+)
 from core.experiments.trainers import launch_command, training_modules
 from core.run_config import env_dir_name
 
@@ -42,11 +49,14 @@ class ExperimentResult(GridResult):
 
 def run_experiment(spec: ExperimentSpec, out: PathLike | None = None, *, workers: int | None = None,
                    max_hours: float | None = None, device: str | None = None, ray: bool = False,
-                   ray_address: str | None = None, progress: bool = True) -> ExperimentResult:
+                   ray_address: str | None = None, progress: bool = True, callbacks: Sequence[str] = (),
+                   report: bool = True, in_process: bool = False) -> ExperimentResult:
     """Train every unfinished cell of `spec` under `out` (default experiments/<algos>_<envs>_<steps>), then write
-    results.json and the report. A rerun with the same spec skips finished cells and resumes interrupted ones;
-    `out` holding another spec is refused. Cells run as processes on this machine (`workers` at a time, default
-    one per core over train.torch_threads), or as tasks on a local Ray (`ray`) or the cluster at `ray_address`."""
+    results.json and (unless not `report`) the report. A rerun with the same spec skips finished cells and resumes
+    interrupted ones; `out` holding another spec is refused. Cells run as processes on this machine (`workers` at
+    a time, default one per core over train.torch_threads), or as tasks on a local Ray (`ray`) or the cluster at
+    `ray_address`, or one after another in this process (`in_process`: core.experiments.runner.InProcessExecutor).
+    `callbacks` are callback plugins (--callback specs) every cell trains with."""
     modules = training_modules()
     unknown = [a for a in spec.algos if a not in modules]
     if unknown:
@@ -60,7 +70,11 @@ def run_experiment(spec: ExperimentSpec, out: PathLike | None = None, *, workers
     directory = Path(out) if out is not None else default_out(spec)
     _claim(directory, spec)
     executor: Executor = LocalExecutor()
-    if ray or ray_address:
+    if in_process:
+        if ray or ray_address:
+            raise UserError("cells run either in this process or on Ray, not both")
+        executor, workers = InProcessExecutor(), 1
+    elif ray or ray_address:
         from core.experiments.ray_cluster import RayExecutor
 
         gpus = 1.0 if (device or "cpu").startswith("cuda") else 0.0
@@ -70,7 +84,7 @@ def run_experiment(spec: ExperimentSpec, out: PathLike | None = None, *, workers
 
     def command(cell: Cell, cell_dir: Path, resume: Path | None) -> list[str]:
         base = ["--steps", str(spec.steps), "--no-progress", "--summary-json", str(cell_dir / "summary.json"),
-                *(["--device", device] if device else [])]
+                *(["--device", device] if device else []), *(f"--callback={c}" for c in callbacks)]
         if resume is not None:
             return launch_command(modules[cell.algo], [*base, "--resume", str(resume)])
         return launch_command(modules[cell.algo], [
@@ -83,6 +97,8 @@ def run_experiment(spec: ExperimentSpec, out: PathLike | None = None, *, workers
     finally:
         executor.close()
     result = ExperimentResult(**vars(grid), out=directory, results=write_results(spec.cells(), directory))
+    if not report:
+        return result
     try:
         result.report = report_experiments([directory])
     except UserError as exc:  # no metric to report yet, rliable missing: the results stay

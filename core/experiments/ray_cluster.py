@@ -45,14 +45,20 @@ class RayProcess:
             self.ray.cancel(self.ref)
 
 
+def require_ray() -> Any:
+    """The ray module; UserError saying what to install where it is missing."""
+    try:
+        import ray
+    except ImportError:
+        raise UserError('--ray needs Ray: pip install "concerto[ray]" (or pip install "ray>=2.9")') from None
+    return ray
+
+
 class RayExecutor:
     """Starts Ray (or joins `address`) and runs each cell as a task needing `cpus` CPUs and `gpus` GPUs."""
 
     def __init__(self, address: str | None, cpus: float, gpus: float) -> None:
-        try:
-            import ray
-        except ImportError:
-            raise UserError('--ray needs Ray: pip install "concerto[ray]" (or pip install "ray>=2.9")') from None
+        ray = require_ray()
         self.ray, self.cpus = ray, cpus
         ray.init(address=address, include_dashboard=False, log_to_driver=False, ignore_reinit_error=True,
                  configure_logging=False)

@@ -14,9 +14,11 @@ import os
 import signal
 import subprocess
 import time
+import traceback
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager, redirect_stderr, redirect_stdout, suppress
 from dataclasses import dataclass
+from importlib import import_module
 from pathlib import Path
 from types import FrameType
 from typing import Protocol
@@ -24,6 +26,7 @@ from typing import Protocol
 from tqdm import tqdm
 
 from core.experiments.grid import Cell, ExperimentSpec, cell_state, read_summary, run_dir
+from core.experiments.trainers import launched
 
 CellCommand = Callable[[Cell, Path, Path | None], list[str]]
 """(cell, its directory, the run directory to resume or None) -> the command that trains it."""
@@ -73,6 +76,40 @@ class LocalExecutor:
 
     def start(self, argv: list[str], log: Path) -> CellProcess:
         return LocalProcess(argv, log)
+
+    def close(self) -> None:
+        pass
+
+
+class FinishedProcess:
+    def __init__(self, code: int) -> None:
+        self.code = code
+
+    def poll(self) -> int | None:
+        return self.code
+
+    def stop(self) -> None:
+        pass
+
+
+class InProcessExecutor:
+    """Cells one at a time inside this process, each as its training module's main(args) with its output in
+    the cell's log: no Python, torch and env imports per cell, which are most of a short run's time (tuning
+    trials). A cell stopped by a signal (checkpointed, as any run) passes the signal on to the grid, which then
+    starts no more; an unexpected exception fails the cell with its traceback in the log."""
+
+    def start(self, argv: list[str], log: Path) -> CellProcess:
+        module, args = launched(argv)
+        with log.open("a") as out, redirect_stdout(out), redirect_stderr(out):
+            try:
+                code = int(import_module(module).main(args))
+            except Exception:
+                traceback.print_exc()
+                print(f"error: the cell raised {traceback.format_exc().splitlines()[-1]}")
+                code = 1
+        if code in (128 + signal.SIGINT, 128 + signal.SIGTERM):
+            signal.raise_signal(code - 128)
+        return FinishedProcess(code)
 
     def close(self) -> None:
         pass
@@ -154,7 +191,8 @@ def _start(cell: Cell, out: Path, command: CellCommand, executor: Executor) -> _
     argv = command(cell, directory, resume)
     with (directory / "log.txt").open("a") as log:
         log.write(f"$ {' '.join(argv)}\n")
-    return _Running(cell, executor.start(argv, directory / "log.txt"), time.monotonic())
+    started = time.monotonic()  # before start: an in-process cell has finished when it returns
+    return _Running(cell, executor.start(argv, directory / "log.txt"), started)
 
 
 def _finish(r: _Running, out: Path) -> str | None:

@@ -44,3 +44,9 @@ def training_modules() -> dict[str, str]:
 def launch_command(module: str, args: list[str]) -> list[str]:
     """The command that runs `module`'s main(args) in a fresh Python (see core.launch)."""
     return [sys.executable, "-m", "core.launch", module, *args]
+
+
+def launched(argv: list[str]) -> tuple[str, list[str]]:
+    """(module, args) of a `launch_command`."""
+    assert argv[1:3] == ["-m", "core.launch"] and len(argv) > 3, f"not a launch command: {argv}"
+    return argv[3], argv[4:]
