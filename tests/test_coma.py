@@ -12,6 +12,7 @@ import envs
 from marl.algos.coma import (
     COMA,
     COMAConfig,
+    boltzmann_log_likelihood,
     counterfactual_advantage,
     epsilon_floor_policy,
     masked_entropy,
@@ -51,6 +52,24 @@ def test_expected_policy_gradient_is_the_sampled_gradients_expectation():
         average += probs.gather(-1, actions[:, None]) * sampled
     torch.testing.assert_close(expected, average)
     assert expected.abs().sum() > 0.1
+
+
+def test_boltzmann_target_gradient_is_target_minus_policy_by_hand():
+    """The actors' gradient towards softmax(Q / T) over the available actions is w - softmax(logits): it stays
+    large for a better action the actor has all but ruled out (where the expected gradient is ~0)."""
+    avail = torch.tensor([[True, True, False, True]])
+    q = torch.tensor([[1.0, 1.2, 9.0, 0.8]])  # the unavailable action's value is ignored
+    logits = torch.tensor([[10.0, -10.0, 0.0, 0.0]], requires_grad=True)  # saturated on action 0
+    boltzmann_log_likelihood(logits, avail, q, 0.1).sum().backward()
+    w = torch.tensor([math.exp(10.0), math.exp(12.0), 0.0, math.exp(8.0)])
+    w = w / w.sum()
+    p = torch.softmax(torch.tensor([10.0, -10.0, -1e10, 0.0]), -1)
+    assert logits.grad is not None
+    torch.testing.assert_close(logits.grad[0], w - p)
+    assert logits.grad[0, 1] > 0.8 and logits.grad[0, 2] == 0
+    same = logits.detach().requires_grad_()
+    surrogate = policy_surrogate(epsilon_floor_policy(same, avail, 0.0), q, torch.zeros(1, dtype=torch.long), True)
+    assert abs(float(torch.autograd.grad(surrogate[0].sum(), same)[0][0, 1])) < 1e-6  # the expected gradient's
 
 
 @settings(max_examples=30, deadline=None)

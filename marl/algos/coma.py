@@ -43,7 +43,8 @@ class COMAConfig:
     critic_steps: PositiveInt = 8  # critic gradient steps per batch before the actor step
     entropy_coef: NonNegativeFloat = 0.02  # bonus on the actors' softmax entropy over available actions
     entropy_final: NonNegativeFloat | None = None  # if set, entropy_coef moves linearly to this over the run
-    policy_gradient: Literal["sampled", "expected"] = "expected"  # expected: over every action, by its Q
+    policy_gradient: Literal["sampled", "expected", "boltzmann"] = "expected"  # expected: over every action, by its Q
+    temperature: PositiveFloat = 0.1  # boltzmann: the actors fit softmax(Q / temperature) over available actions
     target_update_interval: PositiveInt = 80  # critic updates between target copies (every 10 batches)
     epsilon_start: Probability = 0.5
     epsilon_finish: Probability = 0.01
@@ -92,6 +93,17 @@ def policy_surrogate(probs: torch.Tensor, q: torch.Tensor, actions: torch.Tensor
     if expected:
         return (probs * (q - baseline.unsqueeze(-1))).sum(-1), advantage
     return torch.log(probs.gather(-1, actions.unsqueeze(-1)).squeeze(-1).clamp(min=1e-10)) * advantage, advantage
+
+
+def boltzmann_log_likelihood(logits: torch.Tensor, avail: torch.Tensor, q: torch.Tensor, temperature: float
+                             ) -> torch.Tensor:
+    """sum_u w(u) log softmax(logits)(u) with w = softmax(Q / temperature) over available actions: what the actors
+    ascend to fit the critic's Boltzmann policy (soft policy iteration's improvement step, as a forward KL). Its
+    gradient in the logits, w - softmax, does not vanish where the actor has saturated, as the expected gradient's
+    does."""
+    target = torch.softmax((q / temperature).masked_fill(~avail, -1e10), dim=-1) * avail
+    logp = torch.log_softmax(logits.masked_fill(~avail, -1e10), dim=-1)
+    return (target * logp.masked_fill(~avail, 0.0)).sum(-1)
 
 
 class COMA(EpisodeAgent[COMAConfig]):
@@ -186,6 +198,8 @@ class COMA(EpisodeAgent[COMAConfig]):
         logits, _ = self.actor(obs[:steps], h0, None)
         probs = epsilon_floor_policy(logits, avail[:steps], self.epsilon)
         surrogate, advantage = policy_surrogate(probs, q_all.detach(), actions, cfg.policy_gradient == "expected")
+        if cfg.policy_gradient == "boltzmann":
+            surrogate = boltzmann_log_likelihood(logits, avail[:steps], q_all.detach(), cfg.temperature)
         entropy = (masked_entropy(logits, avail[:steps]) * weight).sum() / count
         entropy_coef = entropy_bonus(cfg.entropy_coef, cfg.entropy_final, self.run.clock.progress)
         actor_loss = -(surrogate * weight).sum() / count - entropy_coef * entropy
