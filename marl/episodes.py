@@ -116,6 +116,11 @@ class EpisodeRunner:
             self.staging[f"avail/{name}"][rows, t] = pick(last_avail, avail)
 
     def iteration(self, on_step: OnStep) -> dict[str, float]:
+        self._act(on_step)
+        return {**self._train(), "schedule/epsilon": self.agent.epsilon}
+
+    def _act(self, on_step: OnStep) -> None:
+        """`rollout_steps` vector steps of exploratory acting; the episodes that end go to the buffer."""
         agent, env = self.agent, self.env
         names = [g.name for g in env.spec.groups]
         for _ in range(agent.cfg.rollout_steps):
@@ -144,7 +149,6 @@ class EpisodeRunner:
             self.starts = done.copy()
             self.step = step
             on_step(env.n_envs, step.finished())
-        return {**self._train(), "schedule/epsilon": agent.epsilon}
 
     def _train(self) -> dict[str, float]:
         """Train the agent on the buffer's episodes; its metrics ({} if it did not train)."""
@@ -179,3 +183,10 @@ class OnPolicyEpisodeRunner(EpisodeRunner):
         if self.buffer.size >= self.cfg.batch_episodes:
             return self.agent.update(*self.buffer.take_all())
         return {}
+
+    def next_batch(self, on_step: OnStep) -> tuple[dict[str, np.ndarray], np.ndarray]:
+        """Act until `batch_episodes` whole episodes are in hand and take them without training: the batch the
+        next update would get (for diagnostics and tests)."""
+        while self.buffer.size < self.cfg.batch_episodes:
+            self._act(on_step)
+        return self.buffer.take_all()

@@ -114,19 +114,9 @@ def test_coma_rejects_heterogeneous_envs(tmp_path):
 
 
 def _death_env_batch(agent: COMA, venv) -> tuple[dict[str, np.ndarray], np.ndarray]:
-    """The first batch of whole episodes the runner hands to `agent.update`."""
-    captured: list[tuple[dict[str, np.ndarray], np.ndarray]] = []
-
-    def capture(batch: dict[str, np.ndarray], mask: np.ndarray) -> dict[str, float]:
-        captured.append((batch, mask))
-        return {}
-
-    agent.update = capture  # type: ignore[method-assign]
-    runner = OnPolicyEpisodeRunner(agent, venv, agent.run)
-    while not captured:
-        drive(runner, agent.run, 1)
-    del agent.update
-    return captured[0]
+    """The first batch of whole episodes the runner would hand to `agent.update`."""
+    return OnPolicyEpisodeRunner(agent, venv, agent.run).next_batch(
+        lambda n, finished: agent.run.clock.advance(n, len(finished) if finished else 0))
 
 
 def test_dead_agents_steps_are_in_the_critics_loss():

@@ -1,0 +1,69 @@
+"""Does a trained COMA actor follow its critic? For each saved run: on a batch of the run's own exploratory
+episodes, how often the actor's most likely action is the critic's best one, the critic's gap between its two
+best actions, and the actor's softmax entropy (steps of living agents with more than one available action).
+
+    python benchmarks/coma_critic_agreement.py experiments/coma_xeon_smac_3m/cells/smac_3m/coma/seed*/run/*/*/*
+
+A saturated actor that no longer follows its critic shows as low agreement with gaps well above the actors'
+temperature (BENCHMARKS.md, "COMA: the saturated actor cannot follow its critic").
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import numpy as np
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import envs
+from core.saved_run import load_saved_run
+from marl.algos.coma import COMA, COMAConfig, masked_entropy
+from marl.episodes import OnPolicyEpisodeRunner
+
+
+def agreement(path: str, seed: int) -> dict[str, float]:
+    saved = load_saved_run(path)
+    venv = envs.make_vec(saved.env, n_envs=8, seed=seed)
+    agent = COMA(venv.spec, saved.algo_config(COMAConfig), run=saved.run_state(seed))
+    saved.restore(agent)
+    batch, mask = OnPolicyEpisodeRunner(agent, venv, agent.run).next_batch(
+        lambda n, finished: agent.run.clock.advance(n, len(finished) if finished else 0))
+    name = agent.group.name
+
+    def time_major(x: np.ndarray) -> torch.Tensor:
+        return torch.as_tensor(x).transpose(0, 1)
+
+    obs, avail, actions = (time_major(batch[f"{k}/{name}"]) for k in ("obs", "avail", "actions"))
+    steps = actions.shape[0]
+    avail = avail[:steps]
+    with torch.no_grad():
+        q = agent.critic(agent._critic_inputs(obs[:steps], time_major(batch["state"])[:steps], actions))
+        h0 = torch.zeros(obs.shape[1], obs.shape[2], agent.actor.net.rnn_hidden)
+        logits, _ = agent.actor(obs[:steps], h0, None)
+    alive = time_major(batch[f"alive/{name}"])[:-1].bool()
+    counted = time_major(mask).bool().unsqueeze(-1) & alive & (avail.sum(-1) > 1)
+    q_avail = q.masked_fill(~avail, -torch.inf)
+    best_two = q_avail.topk(2, dim=-1).values
+    agree = logits.masked_fill(~avail, -torch.inf).argmax(-1) == q_avail.argmax(-1)
+    return {"agree": float(agree[counted].float().mean()),
+            "gap": float((best_two[..., 0] - best_two[..., 1])[counted].median()),
+            "entropy": float(masked_entropy(logits, avail)[counted].mean()), "steps": int(counted.sum())}
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("runs", nargs="+", help="COMA run directories or checkpoints (a run's latest checkpoint)")
+    p.add_argument("--seed", type=int, default=123, help="seed of the episodes collected")
+    args = p.parse_args()
+    print("| run | actor's argmax = critic's | critic's top-2 gap (median) | actor entropy (nats) | steps |")
+    print("| --- | --: | --: | --: | --: |")
+    for run in args.runs:
+        r = agreement(run, args.seed)
+        print(f"| {run} | {r['agree']:.0%} | {r['gap']:.2f} | {r['entropy']:.3f} | {r['steps']} |")
+
+
+if __name__ == "__main__":
+    main()
