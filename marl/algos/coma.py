@@ -5,8 +5,10 @@ The critic sees the global state, the agent's observation, the other agents' cur
 previous actions and the agent id, and outputs a value for each of the agent's own actions. Its targets are
 TD(lambda) returns from a target critic. Actors use an epsilon-floored softmax over available actions;
 masks apply in sampling, baseline and log-probabilities; dead agents are excluded from the actor loss (the
-critic learns their no-op value, which the targets of agents dying next step bootstrap from). Training is
-on-policy: each update uses the freshest `batch_episodes` whole episodes.
+critic learns their no-op value, which the targets of agents dying next step bootstrap from). By default the
+actors fit the critic's Boltzmann policy softmax(Q / temperature) (`policy_gradient`: boltzmann); the COMA
+paper's sampled gradient and the expected gradient are options. Training is on-policy: each update uses the
+freshest `batch_episodes` whole episodes.
 """
 from __future__ import annotations
 
@@ -41,10 +43,11 @@ class COMAConfig:
     gamma: Probability = 0.99
     td_lambda: Probability = 0.8
     critic_steps: PositiveInt = 8  # critic gradient steps per batch before the actor step
-    entropy_coef: NonNegativeFloat = 0.02  # bonus on the actors' softmax entropy over available actions
+    entropy_coef: NonNegativeFloat = 0.0  # bonus on the actors' softmax entropy over available actions
     entropy_final: NonNegativeFloat | None = None  # if set, entropy_coef moves linearly to this over the run
-    policy_gradient: Literal["sampled", "expected", "boltzmann"] = "expected"  # expected: over every action, by its Q
-    temperature: PositiveFloat = 0.1  # boltzmann: the actors fit softmax(Q / temperature) over available actions
+    # boltzmann: fit softmax(Q / temperature); expected: ascend sum_u pi(u) Q(u); sampled: log pi(u_a) A(u_a)
+    policy_gradient: Literal["sampled", "expected", "boltzmann"] = "boltzmann"
+    temperature: PositiveFloat = 0.02  # boltzmann: the actors fit softmax(Q / temperature) over available actions
     target_update_interval: PositiveInt = 80  # critic updates between target copies (every 10 batches)
     epsilon_start: Probability = 0.5
     epsilon_finish: Probability = 0.01
@@ -197,9 +200,11 @@ class COMA(EpisodeAgent[COMAConfig]):
         h0 = torch.zeros(obs.shape[1], obs.shape[2], self.actor.net.rnn_hidden, device=dev)
         logits, _ = self.actor(obs[:steps], h0, None)
         probs = epsilon_floor_policy(logits, avail[:steps], self.epsilon)
-        surrogate, advantage = policy_surrogate(probs, q_all.detach(), actions, cfg.policy_gradient == "expected")
         if cfg.policy_gradient == "boltzmann":
-            surrogate = boltzmann_log_likelihood(logits, avail[:steps], q_all.detach(), cfg.temperature)
+            surrogate = boltzmann_log_likelihood(logits, avail[:steps], q_all, cfg.temperature)
+            advantage = counterfactual_advantage(q_all, probs.detach(), actions)[0]  # logged only
+        else:
+            surrogate, advantage = policy_surrogate(probs, q_all, actions, cfg.policy_gradient == "expected")
         entropy = (masked_entropy(logits, avail[:steps]) * weight).sum() / count
         entropy_coef = entropy_bonus(cfg.entropy_coef, cfg.entropy_final, self.run.clock.progress)
         actor_loss = -(surrogate * weight).sum() / count - entropy_coef * entropy
