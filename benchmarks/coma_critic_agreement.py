@@ -13,7 +13,6 @@ import argparse
 import sys
 from pathlib import Path
 
-import numpy as np
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -29,28 +28,15 @@ def agreement(path: str, seed: int) -> dict[str, float]:
     venv = envs.make_vec(saved.env, n_envs=8, seed=seed)
     agent = COMA(venv.spec, saved.algo_config(COMAConfig), run=saved.run_state(seed))
     saved.restore(agent)
-    batch, mask = OnPolicyEpisodeRunner(agent, venv, agent.run).next_batch(
-        lambda n, finished: agent.run.clock.advance(n, len(finished) if finished else 0))
-    name = agent.group.name
-
-    def time_major(x: np.ndarray) -> torch.Tensor:
-        return torch.as_tensor(x).transpose(0, 1)
-
-    obs, avail, actions = (time_major(batch[f"{k}/{name}"]) for k in ("obs", "avail", "actions"))
-    steps = actions.shape[0]
-    avail = avail[:steps]
-    with torch.no_grad():
-        q = agent.critic(agent._critic_inputs(obs[:steps], time_major(batch["state"])[:steps], actions))
-        h0 = torch.zeros(obs.shape[1], obs.shape[2], agent.actor.net.rnn_hidden)
-        logits, _ = agent.actor(obs[:steps], h0, None)
-    alive = time_major(batch[f"alive/{name}"])[:-1].bool()
-    counted = time_major(mask).bool().unsqueeze(-1) & alive & (avail.sum(-1) > 1)
-    q_avail = q.masked_fill(~avail, -torch.inf)
+    batch, mask = OnPolicyEpisodeRunner(agent, venv, agent.run).next_batch(agent.run.clock.advance)
+    view = agent.critic_view(batch, mask)
+    counted = view.acting & (view.avail.sum(-1) > 1)
+    q_avail = view.q.masked_fill(~view.avail, -torch.inf)
     best_two = q_avail.topk(2, dim=-1).values
-    agree = logits.masked_fill(~avail, -torch.inf).argmax(-1) == q_avail.argmax(-1)
+    agree = view.logits.masked_fill(~view.avail, -torch.inf).argmax(-1) == q_avail.argmax(-1)
     return {"agree": float(agree[counted].float().mean()),
             "gap": float((best_two[..., 0] - best_two[..., 1])[counted].median()),
-            "entropy": float(masked_entropy(logits, avail)[counted].mean()), "steps": int(counted.sum())}
+            "entropy": float(masked_entropy(view.logits, view.avail)[counted].mean()), "steps": int(counted.sum())}
 
 
 def main() -> None:

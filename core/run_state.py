@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import random
+from collections.abc import Sized
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,11 +30,12 @@ class Clock:
     episodes: int = 0       # training episodes finished
     total_steps: int = 0    # the env-step budget (schedules' 100%)
 
-    def advance(self, n_env_steps: int, n_episodes: int = 0) -> None:
-        """Count one vector step of `n_env_steps` env steps in which `n_episodes` training episodes ended."""
+    def advance(self, n_env_steps: int, finished: Sized | None = None) -> None:
+        """Count one vector step of `n_env_steps` env steps in which the `finished` training episodes ended (a
+        runner's `OnStep`, so code driving a runner outside the trainer can pass this method)."""
         self.env_steps += n_env_steps
         self.vector_steps += 1
-        self.episodes += n_episodes
+        self.episodes += len(finished) if finished is not None else 0
 
     @property
     def progress(self) -> float:

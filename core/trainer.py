@@ -262,7 +262,7 @@ class Trainer:
                 self.save_checkpoint()
 
     def _on_step(self, n_env_steps: int, finished: EpisodeStats | None) -> None:
-        self.clock.advance(n_env_steps, len(finished) if finished is not None else 0)
+        self.clock.advance(n_env_steps, finished)
         self.callbacks.on_step(self, n_env_steps)
         if finished is not None and len(finished):
             self.callbacks.on_episode_end(self, finished)

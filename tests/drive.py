@@ -8,6 +8,6 @@ def drive(runner, run: RunState, iterations: int) -> dict[str, float]:
     """Run `iterations` iterations, counting their steps on `run.clock`; the last iteration's metrics."""
     metrics: dict[str, float] = {}
     for _ in range(iterations):
-        metrics = runner.iteration(lambda n, finished: run.clock.advance(n, len(finished) if finished else 0))
+        metrics = runner.iteration(run.clock.advance)
         run.clock.iterations += 1
     return metrics

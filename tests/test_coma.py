@@ -115,8 +115,7 @@ def test_coma_rejects_heterogeneous_envs(tmp_path):
 
 def _death_env_batch(agent: COMA, venv) -> tuple[dict[str, np.ndarray], np.ndarray]:
     """The first batch of whole episodes the runner would hand to `agent.update`."""
-    return OnPolicyEpisodeRunner(agent, venv, agent.run).next_batch(
-        lambda n, finished: agent.run.clock.advance(n, len(finished) if finished else 0))
+    return OnPolicyEpisodeRunner(agent, venv, agent.run).next_batch(agent.run.clock.advance)
 
 
 def test_dead_agents_steps_are_in_the_critics_loss():

@@ -15,7 +15,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 import numpy as np
 import torch
@@ -109,6 +109,30 @@ def boltzmann_log_likelihood(logits: torch.Tensor, avail: torch.Tensor, q: torch
     return (target * logp.masked_fill(~avail, 0.0)).sum(-1)
 
 
+class EpisodeTensors(NamedTuple):
+    """A batch of whole episodes, time-major: [T + 1, B, ...] per step recorded (obs, avail, state), [T, B, ...]
+    per step acted (actions, alive, reward, terminated, mask)."""
+
+    obs: torch.Tensor
+    avail: torch.Tensor
+    actions: torch.Tensor
+    alive: torch.Tensor
+    state: torch.Tensor
+    reward: torch.Tensor
+    terminated: torch.Tensor
+    mask: torch.Tensor
+
+
+@dataclass
+class CriticView:
+    """What the critic and the actors make of a batch, at its acting steps ([T, B, n, A] each but `acting`)."""
+
+    q: torch.Tensor       # the critic's value of each of an agent's actions, the others' taken
+    logits: torch.Tensor  # the actors' logits
+    avail: torch.Tensor   # available actions
+    acting: torch.Tensor  # [T, B, n]: a living agent at a recorded step
+
+
 class COMA(EpisodeAgent[COMAConfig]):
     """COMA for a single agent group (every SMAC map; PettingZoo envs whose agents share spaces)."""
 
@@ -159,17 +183,36 @@ class COMA(EpisodeAgent[COMAConfig]):
         return torch.cat([state.unsqueeze(2).expand(t, b, n, -1), obs.reshape(t, b, n, -1), flat * own, previous,
                           self.eye.expand(t, b, n, n)], dim=-1)
 
-    def update(self, batch: dict[str, np.ndarray], mask: np.ndarray) -> dict[str, float]:
-        cfg, dev, name = self.cfg, self.device, self.group.name
+    def _tensors(self, batch: dict[str, np.ndarray], mask: np.ndarray) -> EpisodeTensors:
+        name = self.group.name
 
         def time_major(x: np.ndarray) -> torch.Tensor:
-            return torch.as_tensor(x, device=dev).transpose(0, 1)
+            return torch.as_tensor(x, device=self.device).transpose(0, 1)
 
-        obs, avail = time_major(batch[f"obs/{name}"]), time_major(batch[f"avail/{name}"])
-        actions, alive = time_major(batch[f"actions/{name}"]), time_major(batch[f"alive/{name}"]).float()[:-1]
-        state = time_major(batch["state"])
-        reward, terminated = time_major(batch["reward"]), time_major(batch["terminated"]).float()
-        mask_t = time_major(mask).float()
+        return EpisodeTensors(
+            obs=time_major(batch[f"obs/{name}"]), avail=time_major(batch[f"avail/{name}"]),
+            actions=time_major(batch[f"actions/{name}"]), alive=time_major(batch[f"alive/{name}"]).float()[:-1],
+            state=time_major(batch["state"]), reward=time_major(batch["reward"]),
+            terminated=time_major(batch["terminated"]).float(), mask=time_major(mask).float())
+
+    def _actor_logits(self, obs: torch.Tensor) -> torch.Tensor:
+        """The actors' logits over whole episodes [T, B, n, ...], from a zero hidden state."""
+        h0 = torch.zeros(obs.shape[1], obs.shape[2], self.actor.net.rnn_hidden, device=self.device)
+        return self.actor(obs, h0, None)[0]
+
+    @torch.no_grad()
+    def critic_view(self, batch: dict[str, np.ndarray], mask: np.ndarray) -> CriticView:
+        """The critic's action values and the actors' logits on a batch of whole episodes (for diagnostics:
+        benchmarks/coma_critic_agreement.py)."""
+        x = self._tensors(batch, mask)
+        steps = x.actions.shape[0]
+        return CriticView(q=self.critic(self._critic_inputs(x.obs[:steps], x.state[:steps], x.actions)),
+                          logits=self._actor_logits(x.obs[:steps]), avail=x.avail[:steps].bool(),
+                          acting=(x.mask.unsqueeze(-1) * x.alive).bool())
+
+    def update(self, batch: dict[str, np.ndarray], mask: np.ndarray) -> dict[str, float]:
+        cfg = self.cfg
+        obs, avail, actions, alive, state, reward, terminated, mask_t = self._tensors(batch, mask)
         steps = actions.shape[0]
         inputs = self._critic_inputs(obs[:steps], state[:steps], actions)
         # The critic trains on dead agents' steps too: their no-op value carries the team's return, and the
@@ -197,8 +240,7 @@ class COMA(EpisodeAgent[COMAConfig]):
         with torch.no_grad():
             q_all = self.critic(inputs)
         # actors: counterfactual advantage with the trained critic's action values
-        h0 = torch.zeros(obs.shape[1], obs.shape[2], self.actor.net.rnn_hidden, device=dev)
-        logits, _ = self.actor(obs[:steps], h0, None)
+        logits = self._actor_logits(obs[:steps])
         probs = epsilon_floor_policy(logits, avail[:steps], self.epsilon)
         if cfg.policy_gradient == "boltzmann":
             surrogate = boltzmann_log_likelihood(logits, avail[:steps], q_all, cfg.temperature)
