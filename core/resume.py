@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from core.config import from_dict, merge, parse_overrides
+from core.config import from_dict, merge, parse_overrides, saved_section
 from core.errors import UserError
 from core.run_config import TrainConfig, _layer, _route_overrides
 
@@ -25,7 +25,8 @@ def resume_config(meta: Mapping[str, Any], algo_config_cls: type, variant: Mappi
     saved = meta.get("config")
     if not isinstance(saved, Mapping) or not all(isinstance(saved.get(k), Mapping) for k in ("train", "algo", "env")):
         raise UserError(f"checkpoint {where} has no config to resume from")
-    merged: dict[str, Any] = {k: dict(saved[k]) for k in ("train", "algo", "env")}
+    merged: dict[str, Any] = {"train": dict(saved["train"]), "algo": saved_section(algo_config_cls, saved["algo"]),
+                              "env": dict(saved["env"])}
     if config_file:
         merged = merge(merged, _layer(Path(config_file), config_file))
     merged = merge(merged, {"train": {k: v for k, v in cli_train.items() if v is not None}})

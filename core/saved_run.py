@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from core.checkpoint import STATE_MISMATCH, load_checkpoint, state_mismatch
-from core.config import check_keys, from_dict, merge, parse_overrides
+from core.config import check_keys, from_dict, merge, parse_overrides, saved_section
 from core.errors import ConfigError, UserError
 from core.run_config import TrainConfig
 from core.run_state import Clock, RunState
@@ -38,7 +38,7 @@ class SavedRun:
     def algo_config(self, config_class: type[T]) -> T:
         """The run's algorithm config, validated as `config_class`."""
         try:
-            return from_dict(config_class, self.algo_section, "algo")
+            return from_dict(config_class, saved_section(config_class, self.algo_section), "algo")
         except ConfigError as exc:
             raise UserError(f"checkpoint {self.checkpoint} has a config this version cannot read: {exc}") from None
 

@@ -10,7 +10,7 @@ from hypothesis.extra.numpy import arrays
 
 from core.buffers import RolloutBuffer, compute_gae
 from core.checkpoint import FORMAT, load_checkpoint, save_checkpoint
-from core.config import from_dict, load_yaml, parse_overrides
+from core.config import from_dict, load_yaml, parse_overrides, saved_section
 from core.errors import ConfigError
 from core.normalizers import RunningNormalizer
 from core.run_config import TrainConfig, resolve_config
@@ -90,6 +90,14 @@ def naive_gae(rewards, values, next_values, continues, gamma, lam):
             running = delta + gamma * lam * continues[(t, *idx)] * running
             adv[(t, *idx)] = running
     return adv
+
+
+def test_a_config_saved_before_an_option_existed_reads_as_that_version_ran():
+    assert MAPPOConfig().agent_specific_state  # today's default
+    old = from_dict(MAPPOConfig, saved_section(MAPPOConfig, {"critic_input": "state"}))
+    assert old.agent_specific_state is False and old.critic_input == "state"
+    assert from_dict(MAPPOConfig, saved_section(MAPPOConfig, {"agent_specific_state": True})).agent_specific_state
+    assert saved_section(TrainConfig, {"seed": 3}) == {"seed": 3}  # a class with nothing added since
 
 
 def test_gae_hand_example():

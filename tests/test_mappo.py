@@ -34,13 +34,14 @@ def train(agent, venv, iterations):
     return drive(OnPolicyRunner(agent, venv, agent.run), agent.run, iterations)
 
 
-@pytest.mark.parametrize("critic_input", ["state", "obs"])
-def test_mappo_and_ippo_learn_the_signal_game(critic_input):
+@pytest.mark.parametrize(("critic_input", "agent_specific"), [("state", True), ("state", False), ("obs", False)])
+def test_mappo_and_ippo_learn_the_signal_game(critic_input, agent_specific):
     """Episode return sums both agents' rewards: random play scores 10 * 2 / 9 = 2.2, a perfect team 20."""
     torch.manual_seed(0)
     venv = envs.make_vec("examples.custom_env:make_env", n_envs=8, seed=0)
     eval_env = envs.make_vec("examples.custom_env:make_env", n_envs=4)
-    cfg = MAPPOConfig(rollout_steps=20, ppo_epochs=4, lr=3e-3, critic_lr=3e-3, critic_input=critic_input)
+    cfg = MAPPOConfig(rollout_steps=20, ppo_epochs=4, lr=3e-3, critic_lr=3e-3, critic_input=critic_input,
+                      agent_specific_state=agent_specific)
     agent = MAPPO(venv.spec, cfg)
     random = evaluate(RandomAgent(venv.spec, seed=0), eval_env, 32, seed=123)["eval/return_mean"]
     train(agent, venv, 40)  # 6,400 env steps
@@ -130,6 +131,22 @@ def test_with_lambda_1_after_death_no_dead_slots_value_is_a_target(monkeypatch):
     assert ret[1:, 0].tolist() == pytest.approx([4.0, 4.0])
     one_step = _returns(monkeypatch, lifetimes=(2, 100), max_steps=3, steps=3, lam=0.0)
     assert one_step[1, 0].item() != pytest.approx(4.0) and one_step[2, 0].item() == pytest.approx(4.0)
+
+
+def test_the_agent_specific_critic_sees_the_state_then_its_own_obs_then_its_id():
+    venv = envs.make_vec("smac_3m", n_envs=1, seed=0)
+    group = venv.spec.groups[0]
+    net = MAPPO(venv.spec, MAPPOConfig()).nets[group.name]  # MAPPO's default: agent_specific_state
+    n, state_dim, obs_dim = group.n_agents, int(np.prod(venv.spec.state_shape)), int(np.prod(group.obs_shape))
+    obs, state = torch.randn(5, n, *group.obs_shape), torch.randn(5, *venv.spec.state_shape)
+    x = net.critic_input(obs, state)
+    assert x.shape == (5, n, state_dim + obs_dim + n)
+    for agent in range(n):
+        assert torch.equal(x[:, agent, :state_dim], state.reshape(5, -1))
+        assert torch.equal(x[:, agent, state_dim:-n], obs[:, agent].reshape(5, -1))
+        assert torch.equal(x[:, agent, -n:], torch.eye(n)[agent].expand(5, n))
+    plain = MAPPO(venv.spec, MAPPOConfig(agent_specific_state=False)).nets[group.name]
+    assert torch.equal(plain.critic_input(obs, state), torch.cat([x[..., :state_dim], x[..., -n:]], dim=-1))
 
 
 @pytest.mark.parametrize(("algo", "after_death"), [("mappo", 0.95), ("ippo", 1.0)])

@@ -1,17 +1,19 @@
 """MAPPO (centralised critic on the global state) and IPPO (critic on the agent's own observation).
 
-The two differ only by `critic_input`. Clipped surrogate, GAE, value normalisation and clipping, Huber
-value loss, entropy bonus, advantage normalisation, per-network gradient clipping, action masks in
-sampling/log-probs/entropy, dead agents excluded from the policy loss (the critic still learns their slots'
-values, which the returns of agents that die bootstrap from), parameter sharing with agent-id one-hot
-or per-agent weights, MLP or GRU networks (trained on chunks of `chunk_len` steps), Discrete and Box actions.
+The two differ only by `critic_input`. MAPPO's critic sees the agent's own observation beside the global
+state (`agent_specific_state`, the agent-specific global state of Yu et al. 2022). Clipped surrogate, GAE,
+value normalisation and clipping, Huber value loss, entropy bonus, advantage normalisation, per-network
+gradient clipping, action masks in sampling/log-probs/entropy, dead agents excluded from the policy loss (the
+critic still learns their slots' values, which the returns of agents that die bootstrap from), parameter
+sharing with agent-id one-hot or per-agent weights, MLP or GRU networks (trained on chunks of `chunk_len`
+steps), Discrete and Box actions.
 """
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import partial
-from typing import Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 import torch
@@ -58,7 +60,9 @@ class MAPPOConfig:
     chunk_len: PositiveInt = 10
     activation: Activation = "relu"
     input_norm: bool = True
-    critic_input: Literal["state", "obs"] = "state"
+    critic_input: Literal["state", "obs"] = "state"  # global state (MAPPO) or the agent's own observation (IPPO)
+    agent_specific_state: bool = True  # state critic: the agent's own observation beside the state (Yu et al. 2022)
+    SAVED_WITHOUT: ClassVar[dict[str, Any]] = {"agent_specific_state": False}  # runs saved before the option
     log_std_init: float = -0.5
 
     def __post_init__(self) -> None:
@@ -77,7 +81,9 @@ class GroupActorCritic(nn.Module):
                                  use_id=cfg.share_params and cfg.agent_id and group.n_agents > 1)
         id_dim = self.inputs.id_dim()
         self.critic_on_state = cfg.critic_input == "state"
-        critic_dim = int(np.prod(state_shape)) if self.critic_on_state else self.inputs.obs_dim
+        self.critic_on_obs = cfg.critic_input == "obs" or cfg.agent_specific_state
+        critic_dim = (int(np.prod(state_shape)) if self.critic_on_state else 0) + \
+            (self.inputs.obs_dim if self.critic_on_obs else 0)
         net = partial(AgentNet, heads, hidden_sizes=cfg.hidden_sizes, activation=cfg.activation,
                       recurrent=cfg.policy == "gru", rnn_hidden=cfg.rnn_hidden, input_norm=cfg.input_norm)
         self.actor = net(self.inputs.obs_dim + id_dim, group.n_actions, out_gain=0.01)
@@ -89,12 +95,15 @@ class GroupActorCritic(nn.Module):
         return self.inputs(obs)
 
     def critic_input(self, obs: torch.Tensor, state: torch.Tensor) -> torch.Tensor:
-        """Global state (broadcast to every agent) or own obs, plus agent id."""
+        """Global state (broadcast to every agent), own obs, or both (in that order), plus agent id."""
+        lead = obs.shape[:obs.dim() - len(self.group.obs_shape) - 1]
+        parts = []
         if self.critic_on_state:
-            lead = obs.shape[:obs.dim() - len(self.group.obs_shape) - 1]
             flat = state.reshape(*lead, 1, -1)
-            return self.inputs.with_id(flat.expand(*lead, self.group.n_agents, flat.shape[-1]))
-        return self.inputs(obs)
+            parts.append(flat.expand(*lead, self.group.n_agents, flat.shape[-1]))
+        if self.critic_on_obs:
+            parts.append(obs.reshape(*lead, self.group.n_agents, self.inputs.obs_dim))
+        return self.inputs.with_id(torch.cat(parts, dim=-1) if len(parts) > 1 else parts[0])
 
     def distribution(self, out: torch.Tensor, avail: torch.Tensor | None) -> MaskedCategorical | DiagGaussian:
         if self.log_std is None:  # discrete actions
