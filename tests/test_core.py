@@ -14,7 +14,9 @@ from core.config import from_dict, load_yaml, parse_overrides, saved_section
 from core.errors import ConfigError
 from core.normalizers import RunningNormalizer
 from core.run_config import TrainConfig, resolve_config
+from marl.algos.coma import COMAConfig
 from marl.algos.mappo import MAPPOConfig
+from marl.algos.value_decomposition import ValueDecompositionConfig
 
 
 @dataclasses.dataclass
@@ -98,6 +100,8 @@ def test_a_config_saved_before_an_option_existed_reads_as_that_version_ran():
     assert old.agent_specific_state is False and old.critic_input == "state"
     assert from_dict(MAPPOConfig, saved_section(MAPPOConfig, {"agent_specific_state": True})).agent_specific_state
     assert saved_section(TrainConfig, {"seed": 3}) == {"seed": 3}  # a class with nothing added since
+    assert from_dict(COMAConfig, saved_section(COMAConfig, {})).policy_gradient == "sampled"
+    assert from_dict(ValueDecompositionConfig, saved_section(ValueDecompositionConfig, {})).td_lambda == 0.0
 
 
 def test_gae_hand_example():

@@ -15,7 +15,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal, NamedTuple
+from typing import Any, ClassVar, Literal, NamedTuple
 
 import numpy as np
 import torch
@@ -48,6 +48,7 @@ class COMAConfig:
     # boltzmann: fit softmax(Q / temperature); expected: ascend sum_u pi(u) Q(u); sampled: log pi(u_a) A(u_a)
     policy_gradient: Literal["sampled", "expected", "boltzmann"] = "boltzmann"
     temperature: PositiveFloat = 0.02  # boltzmann: the actors fit softmax(Q / temperature) over available actions
+    SAVED_WITHOUT: ClassVar[dict[str, Any]] = {"policy_gradient": "sampled"}  # runs saved before the option
     target_update_interval: PositiveInt = 80  # critic updates between target copies (every 10 batches)
     epsilon_start: Probability = 0.5
     epsilon_finish: Probability = 0.01
