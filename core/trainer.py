@@ -276,7 +276,7 @@ class Trainer:
                 raise NonFiniteError(f"{key} is {value} at env step {self.env_steps:,}")
         if self._watched is None or self.clock.iterations % WATCH_REFRESH == 0:
             self._watched = float_tensors(self.agent.state_dict())
-        if self._watched and not bool(torch.cat([t.reshape(-1) for t in self._watched.values()]).isfinite().all()):
+        if not all_finite(self._watched.values()):
             bad = next(path for path, t in self._watched.items() if not bool(t.isfinite().all()))
             raise NonFiniteError(f"non-finite value in {bad} after the update at env step {self.env_steps:,}")
 
@@ -355,6 +355,14 @@ def leaves(tree: Any, path: str = "") -> Iterator[tuple[str, Any]]:
 def float_tensors(tree: Any) -> dict[str, torch.Tensor]:
     """The floating-point tensors of a state tree, by path."""
     return {path: v for path, v in leaves(tree) if isinstance(v, torch.Tensor) and v.is_floating_point()}
+
+
+def all_finite(tensors: Iterable[torch.Tensor]) -> bool:
+    """Whether every element is finite: one check per device (on cuda, Adam keeps its step counts on the cpu)."""
+    by_device: dict[torch.device, list[torch.Tensor]] = {}
+    for t in tensors:
+        by_device.setdefault(t.device, []).append(t.reshape(-1))
+    return all(bool(torch.cat(flat).isfinite().all()) for flat in by_device.values())
 
 
 def nonfinite_leaf(tree: Any) -> str | None:

@@ -14,7 +14,7 @@ import torch
 
 from core.callbacks import Callback
 from core.checkpoint import checkpoint_dirs, load_checkpoint
-from core.trainer import latest_checkpoint
+from core.trainer import all_finite, latest_checkpoint
 from marl.cli import main as marl_main
 from single_agent.cli import main as single_main
 
@@ -115,6 +115,14 @@ def test_nonfinite_weights_stop_the_run_and_no_checkpoint_holds_them(tmp_path, c
     assert [p.name for p in saved] == ["step-000000032"] and f"last good checkpoint: {saved[0]}" in err[0]
     state, _ = load_checkpoint(saved[0])
     assert all(torch.isfinite(t).all() for t in state["agent"]["nets"].values())
+
+
+def test_all_finite_sees_one_bad_element_among_tensors_of_any_dtype():
+    """The trainer's per-iteration check (one pass per device; Adam's step counts stay on the cpu under cuda)."""
+    tensors = [torch.zeros(3), torch.ones(2, 2, dtype=torch.float64), torch.tensor(5.0)]
+    assert all_finite(tensors) and all_finite([])
+    tensors[1][1, 0] = float("inf")
+    assert not all_finite(tensors)
 
 
 def test_logger_keeps_nonfinite_scalars(tmp_path):

@@ -115,7 +115,7 @@ class PPO(Agent):
         old_logp = self.tensor(data["logp"])
         advantage, returns = self.tensor(data["advantage"]), self.tensor(data["return"])
         n = len(obs)
-        sums = torch.zeros(5)
+        sums = torch.zeros(5, device=self.device)
         count = 0
         for _ in range(cfg.n_epochs):
             for mb in torch.randperm(n).split(cfg.batch_size):
