@@ -1,5 +1,6 @@
 """Exploration schedules: epsilon of the value-based agents and COMA (linear over env steps), epsilon-greedy
-choice among the available actions, and the policy-gradient learners' entropy bonus (linear over the run)."""
+choice among the available actions, and the policy-gradient learners' run-long schedules (entropy bonus, COMA's
+temperature: linear over the run)."""
 from __future__ import annotations
 
 from typing import Protocol
@@ -21,9 +22,9 @@ def annealed_epsilon(cfg: EpsilonSchedule, env_steps: int) -> float:
     return cfg.epsilon_start + frac * (cfg.epsilon_finish - cfg.epsilon_start)
 
 
-def entropy_bonus(start: float, final: float | None, progress: float) -> float:
-    """The entropy coefficient at `progress` (0-1) of the run: `start` throughout, or moving linearly from
-    `start` to `final` when `final` is set."""
+def linear_schedule(start: float, final: float | None, progress: float) -> float:
+    """A coefficient at `progress` (0-1) of the run: `start` throughout, or moving linearly from `start` to
+    `final` when `final` is set."""
     return start if final is None else start + (final - start) * progress
 
 

@@ -20,7 +20,7 @@ from marl.algos.coma import (
 )
 from marl.episodes import OnPolicyEpisodeRunner
 from marl.evaluation import evaluate
-from marl.exploration import entropy_bonus
+from marl.exploration import linear_schedule
 from tests.drive import drive
 
 
@@ -137,8 +137,23 @@ def test_dead_agents_steps_are_in_the_critics_loss():
     assert losses[1] != pytest.approx(losses[0], rel=1e-4)
 
 
-def test_entropy_final_moves_the_entropy_bonus_linearly_over_the_run():
-    assert entropy_bonus(0.05, None, 0.7) == 0.05
-    assert entropy_bonus(0.05, 0.01, 0.0) == 0.05
-    assert entropy_bonus(0.05, 0.01, 0.5) == pytest.approx(0.03)
-    assert entropy_bonus(0.05, 0.0, 1.0) == 0.0
+def test_entropy_final_moves_the_linear_schedule_linearly_over_the_run():
+    assert linear_schedule(0.05, None, 0.7) == 0.05
+    assert linear_schedule(0.05, 0.01, 0.0) == 0.05
+    assert linear_schedule(0.05, 0.01, 0.5) == pytest.approx(0.03)
+    assert linear_schedule(0.05, 0.0, 1.0) == 0.0
+
+
+def test_temperature_final_and_lr_anneal_follow_the_run():
+    """Half-way through the budget: the Boltzmann temperature is half-way to temperature_final and both
+    learning rates are at half their configured values."""
+    venv = envs.make_vec("tests.toy_envs:make_death_env", n_envs=2, seed=0, lifetimes=(1, 6), max_steps=6)
+    cfg = COMAConfig(rollout_steps=6, batch_episodes=2, critic_steps=1, max_episode_len=6, temperature=0.02,
+                     temperature_final=0.004, lr_anneal=True, lr=4e-4, critic_lr=8e-4)
+    agent = COMA(venv.spec, cfg)
+    batch, mask = _death_env_batch(agent, venv)
+    agent.run.clock.total_steps = 2 * agent.run.clock.env_steps
+    metrics = agent.update(batch, mask)
+    assert metrics["schedule/temperature"] == pytest.approx(0.012)
+    assert metrics["schedule/lr"] == pytest.approx(2e-4)
+    assert agent.critic_opt.param_groups[0]["lr"] == pytest.approx(4e-4)

@@ -27,7 +27,7 @@ from core.nn import MultiLinear, set_lr
 from core.run_state import RunState
 from envs.spec import EnvSpec
 from marl.agent import EpisodeAgent, GroupAction, Hidden
-from marl.exploration import entropy_bonus
+from marl.exploration import linear_schedule
 from marl.networks import GroupActionNet
 from marl.returns import next_recorded, td_lambda_returns
 
@@ -48,6 +48,8 @@ class COMAConfig:
     # boltzmann: fit softmax(Q / temperature); expected: ascend sum_u pi(u) Q(u); sampled: log pi(u_a) A(u_a)
     policy_gradient: Literal["sampled", "expected", "boltzmann"] = "boltzmann"
     temperature: PositiveFloat = 0.02  # boltzmann: the actors fit softmax(Q / temperature) over available actions
+    temperature_final: PositiveFloat | None = None  # if set, temperature moves linearly to this over the run
+    lr_anneal: bool = False  # both learning rates decay linearly to 0 over the run (train.steps)
     SAVED_WITHOUT: ClassVar[dict[str, Any]] = {"policy_gradient": "sampled"}  # runs saved before the option
     target_update_interval: PositiveInt = 80  # critic updates between target copies (every 10 batches)
     epsilon_start: Probability = 0.5
@@ -213,6 +215,10 @@ class COMA(EpisodeAgent[COMAConfig]):
 
     def update(self, batch: dict[str, np.ndarray], mask: np.ndarray) -> dict[str, float]:
         cfg = self.cfg
+        progress = self.run.clock.progress
+        if cfg.lr_anneal:
+            set_lr(self.actor_opt, cfg.lr * (1.0 - progress))
+            set_lr(self.critic_opt, cfg.critic_lr * (1.0 - progress))
         obs, avail, actions, alive, state, reward, terminated, mask_t = self._tensors(batch, mask)
         steps = actions.shape[0]
         inputs = self._critic_inputs(obs[:steps], state[:steps], actions)
@@ -243,13 +249,14 @@ class COMA(EpisodeAgent[COMAConfig]):
         # actors: counterfactual advantage with the trained critic's action values
         logits = self._actor_logits(obs[:steps])
         probs = epsilon_floor_policy(logits, avail[:steps], self.epsilon)
+        temperature = linear_schedule(cfg.temperature, cfg.temperature_final, progress)
         if cfg.policy_gradient == "boltzmann":
-            surrogate = boltzmann_log_likelihood(logits, avail[:steps], q_all, cfg.temperature)
+            surrogate = boltzmann_log_likelihood(logits, avail[:steps], q_all, temperature)
             advantage = counterfactual_advantage(q_all, probs.detach(), actions)[0]  # logged only
         else:
             surrogate, advantage = policy_surrogate(probs, q_all, actions, cfg.policy_gradient == "expected")
         entropy = (masked_entropy(logits, avail[:steps]) * weight).sum() / count
-        entropy_coef = entropy_bonus(cfg.entropy_coef, cfg.entropy_final, self.run.clock.progress)
+        entropy_coef = linear_schedule(cfg.entropy_coef, cfg.entropy_final, progress)
         actor_loss = -(surrogate * weight).sum() / count - entropy_coef * entropy
         self.actor_opt.zero_grad(set_to_none=True)
         actor_loss.backward()
@@ -259,7 +266,8 @@ class COMA(EpisodeAgent[COMAConfig]):
                 "loss/grad_norm_actor": actor_norm, "loss/grad_norm_critic": critic_norm,
                 "train/advantage_mean": float((advantage * weight).sum() / count),
                 "train/advantage_abs": float((advantage.abs() * weight).sum() / count),
-                "train/entropy": float(entropy.detach()), "schedule/entropy_coef": entropy_coef}
+                "train/entropy": float(entropy.detach()), "schedule/entropy_coef": entropy_coef,
+                "schedule/temperature": temperature, "schedule/lr": self.actor_opt.param_groups[0]["lr"]}
 
     def state_dict(self) -> dict:
         return {"actor": self.actor.state_dict(), "critic": self.critic.state_dict(),

@@ -26,7 +26,7 @@ from core.run_state import RunState
 from envs.spec import AgentGroup, EnvSpec
 from marl.agent import GroupAction, Hidden, zero_hidden
 from marl.distributions import DiagGaussian, MaskedCategorical
-from marl.exploration import entropy_bonus
+from marl.exploration import linear_schedule
 from marl.networks import AgentInput, AgentNet, ModuleMap
 from marl.onpolicy import RolloutBatch
 
@@ -188,7 +188,7 @@ class MAPPO:
         progress = self.run.clock.progress
         if cfg.lr_anneal:
             set_lr(self.optimizer, cfg.lr * (1.0 - progress), cfg.critic_lr * (1.0 - progress))
-        self.entropy_coef = entropy_bonus(cfg.entropy_coef, cfg.entropy_final, progress)
+        self.entropy_coef = linear_schedule(cfg.entropy_coef, cfg.entropy_final, progress)
         data, state, starts = self._prepare(batch)
         stats: dict[str, list[float]] = {}
         for _ in range(cfg.ppo_epochs):
