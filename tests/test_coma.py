@@ -13,6 +13,7 @@ from marl.algos.coma import (
     COMA,
     COMAConfig,
     boltzmann_log_likelihood,
+    boltzmann_reverse_kl,
     counterfactual_advantage,
     epsilon_floor_policy,
     masked_entropy,
@@ -157,3 +158,32 @@ def test_temperature_final_and_lr_anneal_follow_the_run():
     assert metrics["schedule/temperature"] == pytest.approx(0.012)
     assert metrics["schedule/lr"] == pytest.approx(2e-4)
     assert agent.critic_opt.param_groups[0]["lr"] == pytest.approx(4e-4)
+
+
+def test_reverse_kl_is_kl_by_hand_and_fits_the_action_best_on_average():
+    """One observation, five critic samples (the other agents' actions differ): moving (action 0) is worth 0.5
+    in each; each attack (1-3) is worth 1.0 in one sample and 0.45 otherwise. The forward KL's fit goes to the
+    action most often best (moving: 2 of 5), the reverse KL's to the action best on average (an attack: 0.56)."""
+    q = torch.full((5, 4), 0.45)
+    q[:, 0] = 0.5
+    q[0, 1] = q[1, 2] = q[2, 3] = 1.0
+    avail = torch.ones(5, 4, dtype=torch.bool)
+    avail[4, 3] = False
+    logits = torch.randn(5, 4)
+    pi = torch.softmax(logits.masked_fill(~avail, -1e10), -1)
+    w = torch.softmax((q / 0.5).masked_fill(~avail, -1e10), -1)
+    by_hand = torch.where(avail, pi * (pi.clamp_min(1e-30).log() - w.clamp_min(1e-30).log()), 0.0).sum(-1)
+    assert torch.allclose(boltzmann_reverse_kl(logits, avail, q, 0.5), by_hand, atol=1e-6)
+
+    avail[4, 3] = True
+    fits = {}
+    for name, loss in (("forward", lambda x: -boltzmann_log_likelihood(x, avail, q, 0.01).mean()),
+                       ("reverse", lambda x: boltzmann_reverse_kl(x, avail, q, 0.01).mean())):
+        shared = torch.zeros(4, requires_grad=True)
+        opt = torch.optim.Adam([shared], lr=0.05)
+        for _ in range(400):
+            opt.zero_grad()
+            loss(shared.expand(5, 4)).backward()
+            opt.step()
+        fits[name] = int(shared.argmax())
+    assert fits["forward"] == 0 and fits["reverse"] in (1, 2, 3)

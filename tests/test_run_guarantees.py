@@ -52,12 +52,13 @@ def only_run(root: Path) -> Path:
 
 # one case per family: on-policy and value-based multi-agent (plus COMA), off-policy and on-policy single-agent,
 # with sync and subprocess vector envs; `half` is a whole number of iterations. The split run's budget grows at
-# its resume, so schedules over the whole run (smac_3m's MAPPO entropy decay) are pinned off.
+# its resume, so schedules over the whole run (smac_3m's MAPPO entropy decay, COMA's temperature and learning
+# rates) are pinned off.
 RESUME_CASES = [
     (marl_main, "mappo", "smac_3m", 800, ["--n-envs", "4", "algo.policy=gru", "train.eval_interval=400",
                                           "algo.entropy_final=null"]),
     (marl_main, "qmix", "smac_3m", 1024, ["--n-envs", "4", "train.eval_interval=512"]),
-    (marl_main, "coma", "smac_3m", 1024, ["--n-envs", "4"]),
+    (marl_main, "coma", "smac_3m", 1024, ["--n-envs", "4", "algo.temperature_final=null", "algo.lr_anneal=false"]),
     (single_main, "dqn", "CartPole-v1", 1500, ["--n-envs", "2", "algo.learning_starts=200", "algo.n_step=3"]),
     (single_main, "sac", "Pendulum-v1", 600, ["--n-envs", "2", "--vec", "subproc", "algo.learning_starts=200",
                                               "algo.iteration_steps=200", "algo.hidden_sizes=[32,32]"]),

@@ -50,6 +50,7 @@ class COMAConfig:
     temperature: PositiveFloat = 0.02  # boltzmann: the actors fit softmax(Q / temperature) over available actions
     temperature_final: PositiveFloat | None = None  # if set, temperature moves linearly to this over the run
     lr_anneal: bool = False  # both learning rates decay linearly to 0 over the run (train.steps)
+    reverse_kl_final: Probability = 0.0  # boltzmann: the reverse KL's share of the actors' loss grows to this
     SAVED_WITHOUT: ClassVar[dict[str, Any]] = {"policy_gradient": "sampled"}  # runs saved before the option
     target_update_interval: PositiveInt = 80  # critic updates between target copies (every 10 batches)
     epsilon_start: Probability = 0.5
@@ -110,6 +111,18 @@ def boltzmann_log_likelihood(logits: torch.Tensor, avail: torch.Tensor, q: torch
     target = torch.softmax((q / temperature).masked_fill(~avail, -1e10), dim=-1) * avail
     logp = torch.log_softmax(logits.masked_fill(~avail, -1e10), dim=-1)
     return (target * logp.masked_fill(~avail, 0.0)).sum(-1)
+
+
+def boltzmann_reverse_kl(logits: torch.Tensor, avail: torch.Tensor, q: torch.Tensor, temperature: float
+                         ) -> torch.Tensor:
+    """KL(softmax(logits) || softmax(Q / temperature)) over available actions: the mode-seeking fit of the same
+    target. Averaged over a batch its minimiser is softmax(E[Q] / temperature), whose argmax is the action best
+    on average; the forward KL's, E[softmax(Q / temperature)], can spread its mass over equally good actions (three
+    attack targets) so that its argmax is a fourth."""
+    masked = logits.masked_fill(~avail, -1e10)
+    logp = torch.log_softmax(masked, dim=-1).masked_fill(~avail, 0.0)
+    log_target = torch.log_softmax((q / temperature).masked_fill(~avail, -1e10), dim=-1).masked_fill(~avail, 0.0)
+    return (torch.softmax(masked, dim=-1) * avail * (logp - log_target)).sum(-1)
 
 
 class EpisodeTensors(NamedTuple):
@@ -252,6 +265,10 @@ class COMA(EpisodeAgent[COMAConfig]):
         temperature = linear_schedule(cfg.temperature, cfg.temperature_final, progress)
         if cfg.policy_gradient == "boltzmann":
             surrogate = boltzmann_log_likelihood(logits, avail[:steps], q_all, temperature)
+            reverse_share = linear_schedule(0.0, cfg.reverse_kl_final, progress)
+            if reverse_share > 0.0:
+                surrogate = ((1.0 - reverse_share) * surrogate
+                             - reverse_share * boltzmann_reverse_kl(logits, avail[:steps], q_all, temperature))
             advantage = counterfactual_advantage(q_all, probs.detach(), actions)[0]  # logged only
         else:
             surrogate, advantage = policy_surrogate(probs, q_all, actions, cfg.policy_gradient == "expected")
