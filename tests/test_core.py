@@ -101,6 +101,8 @@ def test_a_config_saved_before_an_option_existed_reads_as_that_version_ran():
     assert from_dict(MAPPOConfig, saved_section(MAPPOConfig, {"agent_specific_state": True})).agent_specific_state
     assert saved_section(TrainConfig, {"seed": 3}) == {"seed": 3}  # a class with nothing added since
     assert from_dict(COMAConfig, saved_section(COMAConfig, {})).policy_gradient == "sampled"
+    boltzmann = from_dict(COMAConfig, saved_section(COMAConfig, {"policy_gradient": "boltzmann"}))
+    assert boltzmann.reverse_kl_final == 0.0 and COMAConfig().reverse_kl_final == 1.0
     assert from_dict(ValueDecompositionConfig, saved_section(ValueDecompositionConfig, {})).td_lambda == 0.0
 
 

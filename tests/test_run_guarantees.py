@@ -58,7 +58,7 @@ RESUME_CASES = [
     (marl_main, "mappo", "smac_3m", 800, ["--n-envs", "4", "algo.policy=gru", "train.eval_interval=400",
                                           "algo.entropy_final=null"]),
     (marl_main, "qmix", "smac_3m", 1024, ["--n-envs", "4", "train.eval_interval=512"]),
-    (marl_main, "coma", "smac_3m", 1024, ["--n-envs", "4", "algo.temperature_final=null", "algo.lr_anneal=false"]),
+    (marl_main, "coma", "smac_3m", 1024, ["--n-envs", "4", "algo.reverse_kl_final=0"]),
     (single_main, "dqn", "CartPole-v1", 1500, ["--n-envs", "2", "algo.learning_starts=200", "algo.n_step=3"]),
     (single_main, "sac", "Pendulum-v1", 600, ["--n-envs", "2", "--vec", "subproc", "algo.learning_starts=200",
                                               "algo.iteration_steps=200", "algo.hidden_sizes=[32,32]"]),
