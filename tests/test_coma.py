@@ -138,7 +138,7 @@ def test_dead_agents_steps_are_in_the_critics_loss():
     assert losses[1] != pytest.approx(losses[0], rel=1e-4)
 
 
-def test_entropy_final_moves_the_linear_schedule_linearly_over_the_run():
+def test_linear_schedule_moves_from_start_to_final_over_the_run():
     assert linear_schedule(0.05, None, 0.7) == 0.05
     assert linear_schedule(0.05, 0.01, 0.0) == 0.05
     assert linear_schedule(0.05, 0.01, 0.5) == pytest.approx(0.03)

@@ -52,8 +52,8 @@ def only_run(root: Path) -> Path:
 
 # one case per family: on-policy and value-based multi-agent (plus COMA), off-policy and on-policy single-agent,
 # with sync and subprocess vector envs; `half` is a whole number of iterations. The split run's budget grows at
-# its resume, so schedules over the whole run (smac_3m's MAPPO entropy decay, COMA's temperature and learning
-# rates) are pinned off.
+# its resume, so schedules over the whole run (smac_3m's MAPPO entropy decay, COMA's growing reverse-KL share)
+# are pinned off.
 RESUME_CASES = [
     (marl_main, "mappo", "smac_3m", 800, ["--n-envs", "4", "algo.policy=gru", "train.eval_interval=400",
                                           "algo.entropy_final=null"]),
