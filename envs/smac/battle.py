@@ -239,7 +239,6 @@ class Battle:
         # flat indices: unit (b, j) is z.ravel()[_flat_base[b] + j]; pair (b, u, j) of a [B, U, U] array is
         # [_pair_env[b, u] + j], of a pairwise stat [_pair_stat[b, u] + j] (stat tables: see _pairwise)
         self._flat_base = np.arange(n_envs)[:, None] * n_units
-        self._ones = np.ones(n_units, np.complex64)
         if n_units > DENSE_COLLISION_UNITS:  # scratch buffers of _push_apart_sparse
             self._d2 = np.empty((n_envs, n_units, n_units), np.float32)
             self._close = np.empty((n_envs, n_units, n_units), bool)
@@ -358,9 +357,7 @@ class Battle:
         w = np.maximum(overlap, 0.0) / np.maximum(dist, 1e-6)
         if self.has_stepping_over:  # pairs that never collide (a colossus and a smaller ground unit)
             w *= self.pairs.collide_d2 >= 0
-        # the sum over j as one matrix-vector product over every (env, unit) row: numpy's sum over a short
-        # axis, and a batched matmul, are several times slower
-        push = ((w * diff).reshape(-1, u) @ self._ones).reshape(s.z.shape)
+        push = _sum_last(w * diff)
         self._place(s.z - self._limit_push(0.5 * push))
         return np.take(dist, self._pair_ea)
 
@@ -623,3 +620,24 @@ def _rows(x: np.ndarray, n: int) -> np.ndarray:
 def _cols(x: np.ndarray, n: int) -> np.ndarray:
     """[B, U] -> [B, n, U] with [b, i, j] = x[b, j], contiguous."""
     return np.repeat(x[:, None, :], n, axis=1)
+
+
+def _sum_last(x: np.ndarray) -> np.ndarray:
+    """Sums over the last axis in one fixed order: the largest multiple of four terms as four interleaved
+    partial sums added as (p0 + p2) + (p1 + p3), then the remaining terms in order. This is the order of
+    OpenBLAS's matrix-vector product, which computed these sums before (trajectories kept bit for bit); written
+    out, it depends on no CPU's BLAS kernel, and the compiled step (`battle_fused`) can equal it."""
+    n = x.shape[-1]
+    m = n - n % 4
+    total = None
+    if m:
+        part = x[..., 0:4]
+        for k in range(4, m, 4):
+            part = part + x[..., k:k + 4]
+        total = (part[..., 0] + part[..., 2]) + (part[..., 1] + part[..., 3])
+    if m < n:
+        tail = x[..., m]
+        for k in range(m + 1, n):
+            tail = tail + x[..., k]
+        total = tail if total is None else total + tail
+    return total
