@@ -246,6 +246,9 @@ class Battle:
         self._pair_stat = self._units[None] * n_units if self._fixed else self._pair_env
         self._pair_ea = self._pair_env[:, a:, None] + np.arange(a)  # [B, E, A]: pairs (enemy, ally)
         self._ea_base = np.arange(n_envs * e).reshape(n_envs, e) * a  # [B, E, A] array: row (b, e) starts here
+        from envs.smac import battle_fused  # imported here: it imports this module
+
+        self._fused_step = battle_fused.step if battle_fused.supports(self) else None
 
     # -- saving -----------------------------------------------------------------------------------------
     def _changing(self) -> Iterator[tuple[str, np.ndarray]]:
@@ -299,7 +302,15 @@ class Battle:
 
     # -- one agent step -------------------------------------------------------------------------------
     def step(self, actions: np.ndarray) -> None:
-        """Advance every env by one agent step given ally actions [n_envs, n_agents] (already validated)."""
+        """Advance every env by one agent step given ally actions [n_envs, n_agents] (already validated): the
+        compiled step of `battle_fused` where it covers this battle, else the numpy reference below."""
+        if self._fused_step is not None:
+            self._fused_step(self, actions)
+        else:
+            self.step_reference(actions)
+
+    def step_reference(self, actions: np.ndarray) -> None:
+        """`step` in whole-batch numpy: the readable reference that the compiled step is tested equal to."""
         s, a, shape = self.state, self.n_agents, (self.n_envs, self.n_units)
         attack = actions >= N_NON_ATTACK_ACTIONS
         j = actions - N_NON_ATTACK_ACTIONS
@@ -629,15 +640,15 @@ def _sum_last(x: np.ndarray) -> np.ndarray:
     out, it depends on no CPU's BLAS kernel, and the compiled step (`battle_fused`) can equal it."""
     n = x.shape[-1]
     m = n - n % 4
-    total = None
+    sums = []
     if m:
         part = x[..., 0:4]
         for k in range(4, m, 4):
             part = part + x[..., k:k + 4]
-        total = (part[..., 0] + part[..., 2]) + (part[..., 1] + part[..., 3])
+        sums.append((part[..., 0] + part[..., 2]) + (part[..., 1] + part[..., 3]))
     if m < n:
         tail = x[..., m]
         for k in range(m + 1, n):
             tail = tail + x[..., k]
-        total = tail if total is None else total + tail
-    return total
+        sums.append(tail)
+    return sums[0] if len(sums) == 1 else sums[0] + sums[1]
