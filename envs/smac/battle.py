@@ -4,8 +4,9 @@ Arrays are shaped [n_envs, n_units] with allies first (agent ids 0..A-1) and ene
 complex numbers (x + iy), so a distance is one `abs` and a displacement one multiplication. One agent step
 runs 8 ticks of 1/16 normal-speed second (SMAC's step_mul=8). Every tick each unit closes on its target or
 goal, fires when its weapon is ready and in reach, and regenerates; every `SENSE_EVERY` ticks the pairwise
-view is refreshed: enemy target selection (attack-move AI) and collision push-apart. There is no Python loop
-over envs or units.
+view is refreshed: enemy target selection (attack-move AI) and collision push-apart. The numpy step here
+(`Battle.step_reference`) has no Python loop over envs or units; where it covers the battle, `Battle.step`
+runs its compiled twin in `battle_fused.py` instead, equal to it bit for bit.
 
 A `Battle` holds its arrays in three typed containers: `stats` (each unit slot's stats), `pairs` (pairwise
 stat tables) and `state` (what changes as the battles run).
@@ -248,7 +249,7 @@ class Battle:
         self._ea_base = np.arange(n_envs * e).reshape(n_envs, e) * a  # [B, E, A] array: row (b, e) starts here
         from envs.smac import battle_fused  # imported here: it imports this module
 
-        self._fused_step = battle_fused.step if battle_fused.supports(self) else None
+        self._fused_step = battle_fused.stepper(self)
 
     # -- saving -----------------------------------------------------------------------------------------
     def _changing(self) -> Iterator[tuple[str, np.ndarray]]:

@@ -9,12 +9,14 @@ land) change nothing in an env without shots, so each env is advanced on its own
 reference throws away (distances between teammates far apart, zero steps of units that stay) is skipped.
 
 It covers SMAC's attack-move battles without medivacs, splash, suicide or colossi, in-battle pathing, or more
-than `DENSE_COLLISION_UNITS` units (`supports`): 3m, 8m, 2s3z, 3s5z, 5m_vs_6m, 8m_vs_9m, the stalker maps,
+than `DENSE_COLLISION_UNITS` units (`stepper`): 3m, 8m, 2s3z, 3s5z, 5m_vs_6m, 8m_vs_9m, the stalker maps,
 3s5z_vs_3s6z and 2s_vs_1sc. The other maps take the reference.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import functools
+from collections.abc import Callable
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 from numba import njit
@@ -39,42 +41,78 @@ from envs.smac.units import SHIELD_REGEN_DELAY, SHIELD_REGEN_PER_SECOND
 if TYPE_CHECKING:
     from envs.smac.battle import Battle
 
-# the kernel senses (collisions, enemy targets) at every second tick, as the reference does with these values
-assert SENSE_EVERY == RETARGET_EVERY == 2 and TICKS_PER_STEP % SENSE_EVERY == 0
-
+# literals of the reference's arithmetic (the tuning constants come in `Tuning`)
 F0, F1, HALF = np.float32(0.0), np.float32(1.0), np.float32(0.5)
-FAR32 = np.float32(FAR)
 EPS6, EPS9 = np.float32(1e-6), np.float32(1e-9)
-CHASE = np.float32(CHASE_MARGIN)
-JITTER = np.float32(AI_TARGET_JITTER)
-PUSH_MAX = np.float32(MAX_PUSH)
-MOVE_X = (np.float32(MOVE_AMOUNT) * MOVE_STEPS.real).astype(np.float32)  # N, S, E, W
-MOVE_Y = (np.float32(MOVE_AMOUNT) * MOVE_STEPS.imag).astype(np.float32)
-SHIELD_STEP = np.float32(SHIELD_REGEN_PER_SECOND * DT)
-SHIELD_WAIT = np.float32(SHIELD_REGEN_DELAY / DT)
-GRID = MAP_SIZE + 2  # the walkable grid is padded by one unwalkable cell on each side
-N_SENSES = TICKS_PER_STEP // SENSE_EVERY
 
 
-def supports(battle: Battle) -> bool:
-    """Whether the fused step covers this battle (else `Battle.step` runs the numpy reference)."""
-    return (battle.n_units <= DENSE_COLLISION_UNITS and battle.paths is None and not battle.roster.hunts_closest
-            and not (battle.has_medivac or battle.has_splash or battle.has_suicide or battle.has_stepping_over))
+class Tuning(NamedTuple):
+    """The constants of `battle.py` and `units.py` that the kernel uses, passed as an argument: numba's on-disk
+    cache freezes a compiled function's imported globals, so a retuned constant would otherwise be missed."""
+
+    ticks: int
+    sense_every: int
+    n_non_attack: int
+    grid: int  # side of the padded walkable grid
+    far: np.float32
+    chase: np.float32
+    jitter: np.float32
+    push_max: np.float32
+    shield_step: np.float32  # shield regenerated per tick
+    shield_wait: np.float32  # ticks from a hit until shields regenerate
+    move_x: np.ndarray  # float32 offsets of the four move actions (N, S, E, W)
+    move_y: np.ndarray
+
+
+def tuning() -> Tuning:
+    """Today's constants, as the reference reads them (Python floats as float32 under numpy's rules)."""
+    return Tuning(ticks=TICKS_PER_STEP, sense_every=SENSE_EVERY, n_non_attack=N_NON_ATTACK_ACTIONS,
+                  grid=MAP_SIZE + 2, far=np.float32(FAR), chase=np.float32(CHASE_MARGIN),
+                  jitter=np.float32(AI_TARGET_JITTER), push_max=np.float32(MAX_PUSH),
+                  shield_step=np.float32(SHIELD_REGEN_PER_SECOND * DT),
+                  shield_wait=np.float32(SHIELD_REGEN_DELAY / DT),
+                  move_x=(np.float32(MOVE_AMOUNT) * MOVE_STEPS.real).astype(np.float32),
+                  move_y=(np.float32(MOVE_AMOUNT) * MOVE_STEPS.imag).astype(np.float32))
+
+
+def stepper(battle: Battle) -> Callable[[Battle, np.ndarray], None] | None:
+    """`step` if the compiled step covers this battle, else None (`Battle.step` then runs the numpy reference).
+
+    Covered: SMAC's attack-move battles of up to DENSE_COLLISION_UNITS units without medivacs, splash,
+    banelings, colossi or in-battle pathing, where the kernel senses at every second tick as the reference
+    does, and where this numpy's complex `abs` is the one `_cabs` reproduces."""
+    covered = (battle.n_units <= DENSE_COLLISION_UNITS and battle.paths is None
+               and not battle.roster.hunts_closest
+               and not (battle.has_medivac or battle.has_splash or battle.has_suicide or battle.has_stepping_over)
+               and SENSE_EVERY == RETARGET_EVERY and TICKS_PER_STEP % SENSE_EVERY == 0)
+    return step if covered and _abs_matches_numpy() else None
 
 
 def step(battle: Battle, actions: np.ndarray) -> None:
-    """`Battle.step` for a battle that `supports` covers: the same state afterwards, bit for bit."""
+    """`Battle.step` for a battle that `stepper` covers: the same state afterwards, bit for bit."""
     s, st, p = battle.state, battle.stats, battle.pairs
+    k = tuning()
     # the reference draws jitter [B, E, A] at each of the step's senses: one draw of them all is the same stream
-    jitter = battle.rng.random((N_SENSES, battle.n_envs, battle.n_enemies, battle.n_agents), dtype=np.float32)
+    jitter = battle.rng.random((k.ticks // k.sense_every, battle.n_envs, battle.n_enemies, battle.n_agents),
+                               dtype=np.float32)
     box = tuple(np.float32(v) for v in (battle._box or (0, 0, 0, 0)))  # (x0, x1, y0, y1)
-    _step(np.ascontiguousarray(actions, np.int64), battle.n_agents, jitter,
+    _step(k, np.ascontiguousarray(actions, np.int64), battle.n_agents, jitter,
           s.z.view(np.float32), s.hp, s.shield, s.cooldown, s.shield_delay, s.alive, s.ai_target, s.last_target,
           s.steps, s.attack_point.view(np.float32).reshape(-1, 2), s.pending,
           st.radius, st.armor, st.attacks, st.speed_per_tick, st.cooldown_ticks, st.regen_per_tick, st.max_hp,
-          st.max_shield, st.target_penalty, st.projectile_ticks,
-          p.reach, p.volley, p.scan_ea, battle._box is not None, box, battle._walk, battle.has_shields,
-          battle.has_regen, np.array(battle.delays, np.int64))
+          st.max_shield, st.projectile_ticks, p.reach, p.volley, p.scan_ea, battle._box is not None, box,
+          battle._walk, battle.has_shields, battle.has_regen, np.array(battle.delays, np.int64))
+
+
+@functools.cache
+def _abs_matches_numpy() -> bool:
+    """Whether `_cabs` equals this numpy's complex64 `abs` (its vectorised loop with a fused multiply-add; a
+    numpy or CPU without them computes it otherwise, and the reference then runs)."""
+    rng = np.random.default_rng(0)
+    scale = rng.choice(np.array([1e-3, 1.0, 30.0], np.float32), (2, 4096))
+    parts = (rng.standard_normal((2, 4096)) * scale).astype(np.float32)
+    z = (parts[0] + 1j * parts[1]).astype(np.complex64)
+    return bool(np.array_equal(_abs_all(z), np.abs(z)))
 
 
 @njit(fastmath={"contract"}, cache=True, error_model="numpy")
@@ -93,50 +131,59 @@ def _cabs(x, y):
     return np.sqrt(_one_plus_square(small / big)) * big
 
 
+@njit(cache=True, error_model="numpy")
+def _abs_all(z):
+    """`_cabs` of every element of a complex64 array."""
+    out = np.empty(z.size, np.float32)
+    for i in range(z.size):
+        out[i] = _cabs(z[i].real, z[i].imag)
+    return out
+
+
 @njit(cache=True, error_model="numpy", inline="always")
-def _walkable(x, y, use_box, box, walk):
+def _walkable(x, y, use_box, box, walk, grid):
     """`Battle.walkable` of one point."""
     if use_box:
         return x >= box[0] and x < box[1] and y >= box[2] and y < box[3]
-    cx = min(max(int(np.floor(x)) + 1, 0), GRID - 1)
-    cy = min(max(int(np.floor(y)) + 1, 0), GRID - 1)
-    return walk[cx * GRID + cy]
+    cx = min(max(int(np.floor(x)) + 1, 0), grid - 1)
+    cy = min(max(int(np.floor(y)) + 1, 0), grid - 1)
+    return walk[cx * grid + cy]
 
 
 @njit(cache=True, error_model="numpy", inline="always")
-def _place(z, b, u, nx, ny, use_box, box, walk):
+def _place(z, b, u, nx, ny, use_box, box, walk, grid):
     """`Battle._place` of one unit: move to (nx, ny) where walkable, else slide along x or y, else stay."""
     x, y = z[b, 2 * u], z[b, 2 * u + 1]
-    if _walkable(nx, ny, use_box, box, walk):
+    if _walkable(nx, ny, use_box, box, walk, grid):
         z[b, 2 * u], z[b, 2 * u + 1] = nx, ny
-    elif _walkable(nx, y, use_box, box, walk):
+    elif _walkable(nx, y, use_box, box, walk, grid):
         z[b, 2 * u] = nx
-    elif _walkable(x, ny, use_box, box, walk):
+    elif _walkable(x, ny, use_box, box, walk, grid):
         z[b, 2 * u + 1] = ny
 
 
 @njit(cache=True, error_model="numpy", inline="always")
-def _apply_damage(b, total, hits, eps, hp, shield, shield_delay, alive, armor, has_shields):
+def _apply_damage(k, b, total, hits, eps, hp, shield, shield_delay, alive, armor, has_shields):
     """`Battle._apply_damage` of env b. `total` and `hits` are float64 (summed by np.bincount) or float32
     (projectiles landing), `eps` of their dtype: the arithmetic runs in the dtype numpy promotes to."""
-    zero = eps * 0
-    for k in range(hp.shape[1]):
-        t, n = total[k], hits[k]
+    zero = eps - eps
+    for j in range(hp.shape[1]):
+        t, n = total[j], hits[j]
         if has_shields:
-            absorbed = min(shield[b, k], t)
+            absorbed = min(shield[b, j], t)
             overflow = t - absorbed
             on_hp = n * overflow / max(t, eps)
-            shield[b, k] = shield[b, k] - absorbed
-            hp[b, k] = hp[b, k] - max(overflow - armor[b, k] * on_hp, zero)
+            shield[b, j] = shield[b, j] - absorbed
+            hp[b, j] = hp[b, j] - max(overflow - armor[b, j] * on_hp, zero)
             if t > 0:
-                shield_delay[b, k] = SHIELD_WAIT
+                shield_delay[b, j] = k.shield_wait
         else:
-            hp[b, k] = hp[b, k] - max(t - armor[b, k] * n, zero)
-    for k in range(hp.shape[1]):
-        if alive[b, k] and hp[b, k] <= 0:
-            hp[b, k] = F0
-            shield[b, k] = F0
-            alive[b, k] = False
+            hp[b, j] = hp[b, j] - max(t - armor[b, j] * n, zero)
+    for j in range(hp.shape[1]):
+        if alive[b, j] and hp[b, j] <= 0:
+            hp[b, j] = F0
+            shield[b, j] = F0
+            alive[b, j] = False
 
 
 @njit(cache=True, error_model="numpy", inline="always")
@@ -150,14 +197,14 @@ def _may_touch(dx, dy, reach):
 
 
 @njit(cache=True, error_model="numpy", inline="always")
-def _push_apart(b, n_agents, z, alive, radius, use_box, box, walk, dist, live_radius, term_x, term_y, pushed):
+def _push_apart(k, b, n_agents, z, alive, radius, use_box, box, walk, dist, live_radius, term_x, term_y, pushed):
     """`_push_apart_dense` of env b; leaves the distances before the push in `dist`.
 
     The pair (i, j) is computed once: its distance and weight are symmetric to the bit, and j's push on i is
     the exact negation of i's push on j. A unit that overlaps nothing is pushed by a sum of zeros: it stays."""
     n = alive.shape[1]
     for i in range(n):
-        live_radius[i] = radius[b, i] if alive[b, i] else -FAR32
+        live_radius[i] = radius[b, i] if alive[b, i] else -k.far
         pushed[i] = False
     for i in range(n):
         dist[i, i] = F0
@@ -186,26 +233,26 @@ def _push_apart(b, n_agents, z, alive, radius, use_box, box, walk, dist, live_ra
         if m:
             x0, x1, x2, x3 = term_x[i, 0], term_x[i, 1], term_x[i, 2], term_x[i, 3]
             y0, y1, y2, y3 = term_y[i, 0], term_y[i, 1], term_y[i, 2], term_y[i, 3]
-            for k in range(4, m, 4):
-                x0, x1, x2, x3 = x0 + term_x[i, k], x1 + term_x[i, k + 1], x2 + term_x[i, k + 2], x3 + term_x[i, k + 3]
-                y0, y1, y2, y3 = y0 + term_y[i, k], y1 + term_y[i, k + 1], y2 + term_y[i, k + 2], y3 + term_y[i, k + 3]
+            for j in range(4, m, 4):
+                x0, x1, x2, x3 = x0 + term_x[i, j], x1 + term_x[i, j + 1], x2 + term_x[i, j + 2], x3 + term_x[i, j + 3]
+                y0, y1, y2, y3 = y0 + term_y[i, j], y1 + term_y[i, j + 1], y2 + term_y[i, j + 2], y3 + term_y[i, j + 3]
             sx, sy = (x0 + x2) + (x1 + x3), (y0 + y2) + (y1 + y3)
         if m < n:
             rx, ry = term_x[i, m], term_y[i, m]
-            for k in range(m + 1, n):
-                rx, ry = rx + term_x[i, k], ry + term_y[i, k]
+            for j in range(m + 1, n):
+                rx, ry = rx + term_x[i, j], ry + term_y[i, j]
             sx, sy = (rx, ry) if m == 0 else (sx + rx, sy + ry)
         sx, sy = HALF * sx, HALF * sy
         if not use_box:  # `_limit_push`
             length = _cabs(sx, sy)
-            if length > PUSH_MAX:
-                f = PUSH_MAX / max(length, EPS9)
+            if length > k.push_max:
+                f = k.push_max / max(length, EPS9)
                 sx, sy = sx * f, sy * f
-        _place(z, b, i, z[b, 2 * i] - sx, z[b, 2 * i + 1] - sy, use_box, box, walk)
+        _place(z, b, i, z[b, 2 * i] - sx, z[b, 2 * i + 1] - sy, use_box, box, walk, k.grid)
 
 
 @njit(cache=True, error_model="numpy", inline="always")
-def _enemy_ai(b, sense, n_agents, jitter, dist, alive, ai_target, ally_target, reach_table, scan_ea, penalty):
+def _enemy_ai(k, b, sense, n_agents, jitter, dist, alive, ai_target, ally_target, reach_table, scan_ea):
     """`Battle._enemy_ai` of env b (no medivacs), from the distances before this sense's push."""
     for u in range(n_agents, alive.shape[1]):
         e = u - n_agents
@@ -216,17 +263,17 @@ def _enemy_ai(b, sense, n_agents, jitter, dist, alive, ai_target, ally_target, r
         best, best_score = 0, F0
         for i in range(n_agents):
             d = dist[u, i]
-            score = d if (d < scan_ea[b, e, i] or ally_target[i] == u) else FAR32
-            score = score + (penalty[b, i] if alive[b, i] else FAR32)
-            score = score + JITTER * jitter[sense, b, e, i]
+            score = d if (d < scan_ea[b, e, i] or ally_target[i] == u) else k.far
+            score = score + (F0 if alive[b, i] else k.far)  # (+ the target penalty, 0 without medivacs)
+            score = score + k.jitter * jitter[sense, b, e, i]
             if i == 0 or score < best_score:
                 best, best_score = i, score
-        ai_target[b, u] = current if keep else (best if best_score < FAR32 else -1)
+        ai_target[b, u] = current if keep else (best if best_score < k.far else -1)
 
 
 @njit(cache=True, error_model="numpy", inline="always")
-def _tick(b, z, alive, cooldown, speed, target, tidx, reach, goal_x, goal_y, has_goal, use_box, box, walk, new_x,
-          new_y, moves, ready):
+def _tick(k, b, z, alive, cooldown, speed, target, tidx, reach, goal_x, goal_y, has_goal, use_box, box, walk,
+          new_x, new_y, moves, ready):
     """`Battle._tick`'s movement of env b; marks in `ready` the units that fire (in reach, weapon ready).
 
     A unit that is dead, in reach of its target or without an order stays where it is (the reference moves
@@ -243,7 +290,7 @@ def _tick(b, z, alive, cooldown, speed, target, tidx, reach, goal_x, goal_y, has
             if length <= reach[u]:  # in reach: fire when the weapon is ready
                 ready[u] = cooldown[b, u] <= 0
                 continue
-            step = length - (reach[u] - CHASE)  # chase to just inside reach
+            step = length - (reach[u] - k.chase)  # chase to just inside reach
         elif has_goal[u]:
             dx, dy = goal_x[u] - x, goal_y[u] - y
             length = _cabs(dx, dy)
@@ -254,13 +301,13 @@ def _tick(b, z, alive, cooldown, speed, target, tidx, reach, goal_x, goal_y, has
         new_x[u], new_y[u], moves[u] = x + dx * f, y + dy * f, True
     for u in range(alive.shape[1]):
         if moves[u]:
-            _place(z, b, u, new_x[u], new_y[u], use_box, box, walk)
+            _place(z, b, u, new_x[u], new_y[u], use_box, box, walk, k.grid)
 
 
 @njit(cache=True, error_model="numpy")
-def _step(actions, n_agents, jitter, z, hp, shield, cooldown, shield_delay, alive, ai_target, last_target,
+def _step(k, actions, n_agents, jitter, z, hp, shield, cooldown, shield_delay, alive, ai_target, last_target,
           steps, attack_point, pending, radius, armor, attacks, speed, cooldown_ticks, regen, max_hp, max_shield,
-          penalty, projectile_ticks, reach_table, volley_table, scan_ea, use_box, box, walk, has_shields, has_regen,
+          projectile_ticks, reach_table, volley_table, scan_ea, use_box, box, walk, has_shields, has_regen,
           delays):
     """One agent step of every env; see `Battle.step` (the reference) for what each stage does."""
     n_envs, n = hp.shape
@@ -277,26 +324,26 @@ def _step(actions, n_agents, jitter, z, hp, shield, cooldown, shield_delay, aliv
         for u in range(n):  # orders: allies' from the actions, enemies' the attack-move point
             if u < n_agents:
                 act = actions[b, u]
-                k = min(max(act - 2, 0), 3)
-                goal_x[u], goal_y[u] = z[b, 2 * u] + MOVE_X[k], z[b, 2 * u + 1] + MOVE_Y[k]
-                has_goal[u] = act >= 2 and act < N_NON_ATTACK_ACTIONS
-                ally_target[u] = act - N_NON_ATTACK_ACTIONS + n_agents if act >= N_NON_ATTACK_ACTIONS else -1
+                move = min(max(act - 2, 0), 3)
+                goal_x[u], goal_y[u] = z[b, 2 * u] + k.move_x[move], z[b, 2 * u + 1] + k.move_y[move]
+                has_goal[u] = act >= 2 and act < k.n_non_attack
+                ally_target[u] = act - k.n_non_attack + n_agents if act >= k.n_non_attack else -1
             else:
                 goal_x[u], goal_y[u] = attack_point[b, 0], attack_point[b, 1]
                 has_goal[u] = True
                 ally_target[u] = -1
-        for tick in range(TICKS_PER_STEP):
-            if tick % SENSE_EVERY == 0:
-                _push_apart(b, n_agents, z, alive, radius, use_box, box, walk, dist, live_radius, term_x, term_y,
+        for tick in range(k.ticks):
+            if tick % k.sense_every == 0:
+                _push_apart(k, b, n_agents, z, alive, radius, use_box, box, walk, dist, live_radius, term_x, term_y,
                             pushed)
-                _enemy_ai(b, tick // SENSE_EVERY, n_agents, jitter, dist, alive, ai_target, ally_target, reach_table,
-                          scan_ea, penalty)
+                _enemy_ai(k, b, tick // k.sense_every, n_agents, jitter, dist, alive, ai_target, ally_target,
+                          reach_table, scan_ea)
                 for u in range(n):
                     target[u] = ally_target[u] if ally_target[u] >= 0 else ai_target[b, u]
                     tidx[u] = max(target[u], 0)
                     reach[u] = reach_table[b, u, tidx[u]]
-            _tick(b, z, alive, cooldown, speed, target, tidx, reach, goal_x, goal_y, has_goal, use_box, box, walk,
-                  new_x, new_y, moves, ready)
+            _tick(k, b, z, alive, cooldown, speed, target, tidx, reach, goal_x, goal_y, has_goal, use_box, box,
+                  walk, new_x, new_y, moves, ready)
             if ready.any():  # `_attack`: hits summed per target in float64, in unit order, as np.bincount does
                 for d in delays:
                     total[:] = 0.0
@@ -306,21 +353,21 @@ def _step(actions, n_agents, jitter, z, hp, shield, cooldown, shield_delay, aliv
                             total[tidx[u]] += np.float64(volley_table[b, u, tidx[u]])
                             hits[tidx[u]] += np.float64(attacks[b, u])
                     if instant:
-                        _apply_damage(b, total, hits, np.float64(1e-9), hp, shield, shield_delay, alive, armor,
+                        _apply_damage(k, b, total, hits, np.float64(1e-9), hp, shield, shield_delay, alive, armor,
                                       has_shields)
                     else:
-                        for k in range(n):
-                            pending[d, b, k, 0] = pending[d, b, k, 0] + total[k]
-                            pending[d, b, k, 1] = pending[d, b, k, 1] + hits[k]
+                        for j in range(n):
+                            pending[d, b, j, 0] = pending[d, b, j, 0] + total[j]
+                            pending[d, b, j, 1] = pending[d, b, j, 1] + hits[j]
                 for u in range(n):
                     if ready[u]:
                         cooldown[b, u] = cooldown_ticks[b, u]
             if not instant:  # `_land_hits`
                 if pending[0, b, :, 0].any():
-                    for k in range(n):
-                        land[k] = pending[0, b, k, 0] * (F1 if alive[b, k] else F0)
-                        land_hits[k] = pending[0, b, k, 1] * (F1 if alive[b, k] else F0)
-                    _apply_damage(b, land, land_hits, EPS9, hp, shield, shield_delay, alive, armor, has_shields)
+                    for j in range(n):
+                        land[j] = pending[0, b, j, 0] * (F1 if alive[b, j] else F0)
+                        land_hits[j] = pending[0, b, j, 1] * (F1 if alive[b, j] else F0)
+                    _apply_damage(k, b, land, land_hits, EPS9, hp, shield, shield_delay, alive, armor, has_shields)
                 for d in range(pending.shape[0] - 1):
                     pending[d, b] = pending[d + 1, b]
                 pending[pending.shape[0] - 1, b] = F0
@@ -328,7 +375,7 @@ def _step(actions, n_agents, jitter, z, hp, shield, cooldown, shield_delay, aliv
                 cooldown[b, u] = cooldown[b, u] - F1
                 if has_shields:
                     if alive[b, u] and shield_delay[b, u] <= 0:
-                        shield[b, u] = min(shield[b, u] + SHIELD_STEP, max_shield[b, u])
+                        shield[b, u] = min(shield[b, u] + k.shield_step, max_shield[b, u])
                     shield_delay[b, u] = shield_delay[b, u] - F1
                 if has_regen and alive[b, u]:
                     hp[b, u] = min(hp[b, u] + regen[b, u], max_hp[b, u])
