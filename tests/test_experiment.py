@@ -185,8 +185,9 @@ def test_the_same_grid_runs_on_a_local_ray_into_the_same_layout(tmp_path):
 def test_max_hours_stops_the_grid_with_its_cells_checkpointed(tmp_path):
     out = tmp_path / "exp"
     result = experiment("--algos", "mappo", "--envs", "smac_3m", "--seeds", "1", "--steps", "2000000",
-                        "--max-hours", "0.002", "--no-progress", "--out", str(out), "train.eval_episodes=2",
-                        "train.eval_envs=2")  # 7.2 s of a run that would take minutes
+                        "--max-hours", "0.004", "--no-progress", "--out", str(out), "train.eval_episodes=2",
+                        "train.eval_envs=2")  # 14.4 s of a run that would take minutes (its start alone can take 7 s
+    # on a busy 2-core machine: 0.002 h once stopped the cell before it had begun)
     assert result.returncode == 75, result.stdout + result.stderr
     assert "0 cells finished, 0 failed, 1 to continue" in result.stdout and "--max-hours" in result.stdout
     assert cell_state(Cell("mappo", "smac_3m", 0).directory(out)) == "interrupted"
