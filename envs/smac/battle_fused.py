@@ -76,7 +76,8 @@ def tuning() -> Tuning:
 
 
 def stepper(battle: Battle) -> Callable[[Battle, np.ndarray], None] | None:
-    """`step` if the compiled step covers this battle, else None (`Battle.step` then runs the numpy reference).
+    """`step` with this battle's fixed arguments bound, if the compiled step covers the battle, else None
+    (`Battle.step` then runs the numpy reference).
 
     Covered: SMAC's attack-move battles of up to DENSE_COLLISION_UNITS units without medivacs, splash,
     banelings, colossi or in-battle pathing, where the kernel senses at every second tick as the reference
@@ -85,23 +86,25 @@ def stepper(battle: Battle) -> Callable[[Battle, np.ndarray], None] | None:
                and not battle.roster.hunts_closest
                and not (battle.has_medivac or battle.has_splash or battle.has_suicide or battle.has_stepping_over)
                and SENSE_EVERY == RETARGET_EVERY and TICKS_PER_STEP % SENSE_EVERY == 0)
-    return step if covered and _abs_matches_numpy() else None
+    if not (covered and _abs_matches_numpy()):
+        return None
+    box = tuple(np.float32(v) for v in (battle._box or (0, 0, 0, 0)))  # (x0, x1, y0, y1)
+    return functools.partial(step, k=tuning(), box=box, delays=np.array(battle.delays, np.int64))
 
 
-def step(battle: Battle, actions: np.ndarray) -> None:
-    """`Battle.step` for a battle that `stepper` covers: the same state afterwards, bit for bit."""
+def step(battle: Battle, actions: np.ndarray, k: Tuning, box: tuple[np.float32, ...], delays: np.ndarray) -> None:
+    """`Battle.step` for a battle that `stepper` covers: the same state afterwards, bit for bit. `k`, `box` (the
+    walkable rectangle, if the map's area is one) and `delays` (projectile delays) are fixed per battle."""
     s, st, p = battle.state, battle.stats, battle.pairs
-    k = tuning()
     # the reference draws jitter [B, E, A] at each of the step's senses: one draw of them all is the same stream
     jitter = battle.rng.random((k.ticks // k.sense_every, battle.n_envs, battle.n_enemies, battle.n_agents),
                                dtype=np.float32)
-    box = tuple(np.float32(v) for v in (battle._box or (0, 0, 0, 0)))  # (x0, x1, y0, y1)
     _step(k, np.ascontiguousarray(actions, np.int64), battle.n_agents, jitter,
           s.z.view(np.float32), s.hp, s.shield, s.cooldown, s.shield_delay, s.alive, s.ai_target, s.last_target,
           s.steps, s.attack_point.view(np.float32).reshape(-1, 2), s.pending,
           st.radius, st.armor, st.attacks, st.speed_per_tick, st.cooldown_ticks, st.regen_per_tick, st.max_hp,
           st.max_shield, st.projectile_ticks, p.reach, p.volley, p.scan_ea, battle._box is not None, box,
-          battle._walk, battle.has_shields, battle.has_regen, np.array(battle.delays, np.int64))
+          battle._walk, battle.has_shields, battle.has_regen, delays)
 
 
 @functools.cache
