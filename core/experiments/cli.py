@@ -29,7 +29,7 @@ def parser() -> Parser:
     p = Parser(prog="experiment.py", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--algos", help="comma-separated algorithms (multi-agent or single-agent)")
     p.add_argument("--envs", help="comma-separated envs")
-    p.add_argument("--seeds", default=None, help="a count (5: seeds 0-4) or a list (3,7,9); default 5")
+    p.add_argument("--seeds", default=None, help="a count (5: seeds 0-4) or a list (3,7,9; one seed: 7,); default 5")
     p.add_argument("--steps", type=int, help="env-step budget of every cell")
     p.add_argument("--out", help="experiment directory (default: experiments/<algos>_<envs>_<steps>)")
     p.add_argument("--workers", type=int, help=f"cells trained at once (default: one per core, {default_workers()})")

@@ -84,10 +84,10 @@ def _unique(values: Iterable[Any], flag: str) -> list[Any]:
 
 
 def parse_seeds(text: str) -> list[int]:
-    """`--seeds 5` means seeds 0-4; `--seeds 3,7,9` lists them."""
+    """`--seeds 5` means seeds 0-4; `--seeds 3,7,9` lists them, and `--seeds 7,` is seed 7 alone."""
     parts = [p.strip() for p in text.split(",") if p.strip()]
     if not parts or not all(p.isdigit() for p in parts):
-        raise ValueError(f"--seeds must be a count (5: seeds 0-4) or a list (3,7,9), got {text!r}")
+        raise ValueError(f"--seeds must be a count (5: seeds 0-4) or a list (3,7,9; one seed: 7,), got {text!r}")
     if len(parts) == 1 and "," not in text:
         count = int(parts[0])
         if count < 1:

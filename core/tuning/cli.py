@@ -62,8 +62,8 @@ def parser() -> Parser:
     p.add_argument("--env", required=True, help="env, as for training")
     p.add_argument("--trials", type=int, default=20, help="trials to add to the study (default 20)")
     p.add_argument("--steps", type=int, required=True, help="env-step budget of every run")
-    p.add_argument("--seeds", default="1", help="seeds per trial: a count (3: seeds 0-2) or a list (3,7,9); the "
-                                               "score is their interquartile mean (default 1)")
+    p.add_argument("--seeds", default="1", help="seeds per trial: a count (3: seeds 0-2) or a list (3,7,9; one "
+                                               "seed: 7,); the score is their interquartile mean (default 1)")
     p.add_argument("--study", help="study name (default <algo>_<env>)")
     p.add_argument("--storage", help="Optuna storage URL (default sqlite:///OUT/study.db)")
     parallel = p.add_mutually_exclusive_group()
