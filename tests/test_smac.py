@@ -388,11 +388,13 @@ def test_generated_scenarios_draw_new_teams_and_positions_each_episode():
     b = venv.core.battle
     kinds = b.stats.kind.copy()
     assert len({tuple(k) for k in kinds}) > 30  # teams differ between envs
-    # the enemy mirrors the allies' team, plus one extra unit; allies are numbered by (type, x, y) as in smacv2
+    # the enemy mirrors the allies' team, plus one extra unit; allies are numbered as smacv2 numbers them, by
+    # (SC2 unit type id, x, y), and its 10gen maps give the ally types their ids in alphabetical order
     assert (np.sort(kinds[:, 10:20], 1) == np.sort(kinds[:, :10], 1)).all()
-    z = b.state.z[:, :10]
-    key = np.stack([kinds[:, :10], z.real, z.imag], -1)
-    assert all(list(map(tuple, row)) == sorted(map(tuple, row)) for row in key)
+    names, z = np.array(b.roster.type_names)[kinds[:, :10]], b.state.z[:, :10]
+    keys = [list(zip(n, x.tolist(), y.tolist())) for n, x, y in zip(names, z.real, z.imag)]
+    assert all(row == sorted(row) for row in keys)
+    assert any(row[0][0] == "marauder" and "marine" in (k[0] for k in row) for row in keys)  # not one-hot order
     medivac = b.roster.type_names.index("medivac")
     assert not (kinds[:, :10] == medivac).all(1).any()  # never an all-medivac team
     surrounded = np.abs(b.state.z[:, :10] - (16 + 16j)).max(1) < 1.0

@@ -116,3 +116,16 @@ def test_smacv2_capability_configs_map_to_the_generated_scenarios():
             **SMACV2_PROTOSS["team_gen"], "weights": [0.5, 0.5, 0.0]}}, map_name="10gen_protoss")
     with pytest.raises(UserError, match="smacv2 map '10gen_empty' is not simulated"):
         StarCraftCapabilityEnvWrapper(capability_config=SMACV2_PROTOSS, map_name="10gen_empty")
+
+
+def test_smacv2_stock_zerg_config_lists_the_same_mix_in_its_own_order():
+    # smacv2's examples/configs/sc2_gen_zerg.yaml (and EPyMARL's zerg configs) list zergling, baneling, hydralisk
+    zerg = {**SMACV2_PROTOSS, "team_gen": {"dist_type": "weighted_teams",
+                                           "unit_types": ["zergling", "baneling", "hydralisk"],
+                                           "weights": [0.45, 0.1, 0.45], "exception_unit_types": ["baneling"],
+                                           "observe": True}}
+    env = StarCraftCapabilityEnvWrapper(capability_config=zerg, map_name="10gen_zerg", seed=0)
+    assert env.map_name == "smaclite_zerg_5_vs_5"
+    with pytest.raises(UserError, match=r"team_gen .* differs"):  # the weights belong to the types
+        StarCraftCapabilityEnvWrapper(capability_config={**zerg, "team_gen": {
+            **zerg["team_gen"], "weights": [0.45, 0.45, 0.1]}}, map_name="10gen_zerg")

@@ -75,6 +75,8 @@ class ProceduralRoster:
         self.weights = np.asarray(weights, float) / np.sum(weights)
         self.exception = np.array([t in exception_types for t in unit_types])
         self.n_units, self.n_enemies, self.p_reflect = n_units, n_enemies, p_reflect
+        # smacv2's 10gen maps number their ally unit types alphabetically (baneling, colossus, ..., zergling)
+        self._type_id_rank = np.argsort(np.argsort(self.type_names))
 
     def sample(self, rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
         a, e = self.n_units, self.n_enemies
@@ -90,8 +92,8 @@ class ProceduralRoster:
         reflect = rng.random(n) < self.p_reflect
         positions = np.clip(np.where(reflect[:, None, None], self._reflect(rng, n), self._surrounded(rng, n)),
                             self.lo, self.hi)
-        # agent ids as smacv2 numbers them: allies sorted by (unit type, x, y); type order = one-hot order
-        order = np.lexsort((positions[:, :a, 1], positions[:, :a, 0], kinds[:, :a]), axis=-1)
+        # agent ids as smacv2 numbers them: allies sorted by (SC2 unit type id, x, y)
+        order = np.lexsort((positions[:, :a, 1], positions[:, :a, 0], self._type_id_rank[kinds[:, :a]]), axis=-1)
         kinds[:, :a] = np.take_along_axis(kinds[:, :a], order, axis=1)
         positions[:, :a] = np.take_along_axis(positions[:, :a], order[..., None], axis=1)
         return kinds, positions

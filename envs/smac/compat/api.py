@@ -46,10 +46,12 @@ def StarCraftCapabilityEnvWrapper(capability_config: Mapping[str, Any], map_name
                         f"{', '.join(s for s in SCENARIOS if race in s)}")
     types, weights, exceptions = RACES[race]
     team = dict(capability_config.get("team_gen", {}))
-    wanted = (team.get("unit_types", types), list(team.get("weights", weights)),
-              tuple(team.get("exception_unit_types", exceptions)))
-    if [t.lower() for t in wanted[0]] != types or wanted[1] != weights or tuple(t.lower() for t in wanted[2]) \
-            != exceptions or team.get("dist_type", "weighted_teams") != "weighted_teams":
+    # the same mix in any order (smacv2's own zerg config lists zergling, baneling, hydralisk)
+    unit_types, unit_weights = list(team.get("unit_types", types)), list(team.get("weights", weights))
+    mix = dict(zip((t.lower() for t in unit_types), unit_weights)) if len(unit_types) == len(unit_weights) else None
+    excepted = {t.lower() for t in team.get("exception_unit_types", exceptions)}
+    if mix != dict(zip(types, weights)) or excepted != set(exceptions) \
+            or team.get("dist_type", "weighted_teams") != "weighted_teams":
         raise UserError(f"team_gen {team} differs from the built-in {name} (weighted_teams, unit_types {types}, "
                         f"weights {weights}, exceptions {list(exceptions)})")
     start = dict(capability_config.get("start_positions", {}))
