@@ -19,6 +19,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -28,6 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from core.errors import EXIT_BAD_INPUT  # noqa: E402
 from envs.smac.compat import clients_path  # noqa: E402
 
 LAUNCHER = """\
@@ -68,10 +70,12 @@ def run_ours(steps: int, map_name: str) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as tmp:
         summary = Path(tmp) / "summary.json"
         start = time.perf_counter()
-        subprocess.run([sys.executable, str(ROOT / "scripts" / "train_marl.py"), "--algo", "qmix", "--env",
-                        f"smac_{map_name}", "--steps", str(steps), "--logdir", tmp, "--no-progress",
-                        "--summary-json", str(summary)], check=True, capture_output=True, text=True)
+        out = subprocess.run([sys.executable, str(ROOT / "scripts" / "train_marl.py"), "--algo", "qmix", "--env",
+                              f"smac_{map_name}", "--steps", str(steps), "--logdir", tmp, "--no-progress",
+                              "--summary-json", str(summary)], capture_output=True, text=True)
         wall = time.perf_counter() - start
+        if out.returncode != 0:
+            raise SystemExit(f"error: our QMIX exited with status {out.returncode}: {out.stderr.strip()[-500:]}")
         result = json.loads(summary.read_text())
     return {"win_rate": result["eval_win_rate"], "steps_per_s": result["env_steps"] / wall, "wall_s": wall}
 
@@ -84,8 +88,13 @@ def main() -> None:
     p.add_argument("--map", default="3m")
     p.add_argument("--test-episodes", type=int, default=32)
     args = p.parse_args()
-    if not (args.client_dir / "src" / "main.py").is_file():
-        raise SystemExit(f"error: {args.client_dir} is not a pymarl/EPyMARL checkout (no src/main.py)")
+    problem = (f"{args.client_dir} is not a pymarl/EPyMARL checkout (no src/main.py)"
+               if not (args.client_dir / "src" / "main.py").is_file() else
+               f"--client-python {args.client_python} is not an executable" if shutil.which(args.client_python) is None
+               else None)
+    if problem:
+        print(f"error: {problem}", file=sys.stderr)
+        sys.exit(EXIT_BAD_INPUT)
     client = run_client(args.client_dir, args.client_python, args.steps, args.map, args.test_episodes)
     ours = run_ours(args.steps, args.map)
     print(f"| {args.map}, {args.steps:,} env steps | test win rate | env steps/s | wall s |\n|---|--:|--:|--:|")
