@@ -50,8 +50,24 @@ def test_the_2m_vs_1z_zealot_attack_moves_to_a_random_point_between_the_marines(
 def test_on_the_smac_maps_the_enemy_attack_moves_to_the_scripts_point():
     """The attack-move target of each map's script (its named point; SMAC_SPEC.md §5.3), e.g. corridor's
     'Attack Point' in the lower-left chamber and 6h_vs_8z's 'Hydralisks' spawn."""
-    points = {"3m": 9 + 16j, "corridor": 4.47 + 4.33j, "6h_vs_8z": 14.60 + 9.49j, "bane_vs_bane": 16 + 8j,
-              "so_many_baneling": 4.47 + 4.33j}
+    simple = ("3m", "8m", "25m", "5m_vs_6m", "8m_vs_9m", "10m_vs_11m", "27m_vs_30m", "MMM", "MMM2", "2s3z", "3s5z",
+              "3s5z_vs_3s6z", "1c3s5z", "3s_vs_3z", "3s_vs_4z", "3s_vs_5z")  # 'Team 1', the allies' spawn
+    points = {**{name: 9 + 16j for name in simple}, "corridor": 4.47 + 4.33j, "6h_vs_8z": 14.60 + 9.49j,
+              "bane_vs_bane": 16 + 8j, "so_many_baneling": 4.47 + 4.33j,
+              "2c_vs_64zg": 16 + 16j}  # its script targets the colossi, which stand at their spawn
     for name, point in points.items():
         core = started(SMACBatch(get_map(name), 2, seed=0, flags=FeatureFlags()))
         assert np.allclose(core.battle.state.attack_point, point, atol=1e-4), name
+
+
+def test_the_order_is_issued_again_after_every_respawn():
+    core = started(SMACBatch(get_map("3m"), 2, seed=0, flags=FeatureFlags()))
+    s, a = core.battle.state, core.n_agents
+    for _ in range(30):  # allies stop: the enemy arrives and acquires them
+        core.battle.step(np.ones((2, a), np.int64))
+        if (s.ai_target[:, a:] >= 0).any(1).all():
+            break
+    assert (s.ai_target[:, a:] >= 0).any(1).all()
+    core.reset(np.array([True, False]))  # env 0 respawns: its enemies start over on the script's order
+    assert (s.ai_target[0, a:] == -1).all() and (s.ai_target[1, a:] >= 0).any()
+    assert np.allclose(s.attack_point, 9 + 16j)
