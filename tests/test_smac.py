@@ -392,7 +392,7 @@ def test_generated_scenarios_draw_new_teams_and_positions_each_episode():
     # (SC2 unit type id, x, y), and its 10gen maps give the ally types their ids in alphabetical order
     assert (np.sort(kinds[:, 10:20], 1) == np.sort(kinds[:, :10], 1)).all()
     names, z = np.array(b.roster.type_names)[kinds[:, :10]], b.state.z[:, :10]
-    keys = [list(zip(n, x.tolist(), y.tolist())) for n, x, y in zip(names, z.real, z.imag)]
+    keys = [list(zip(n, x.tolist(), y.tolist(), strict=True)) for n, x, y in zip(names, z.real, z.imag, strict=True)]
     assert all(row == sorted(row) for row in keys)
     assert any(row[0][0] == "marauder" and "marine" in (k[0] for k in row) for row in keys)  # not one-hot order
     medivac = b.roster.type_names.index("medivac")

@@ -48,9 +48,10 @@ def StarCraftCapabilityEnvWrapper(capability_config: Mapping[str, Any], map_name
     team = dict(capability_config.get("team_gen", {}))
     # the same mix in any order (smacv2's own zerg config lists zergling, baneling, hydralisk)
     unit_types, unit_weights = list(team.get("unit_types", types)), list(team.get("weights", weights))
-    mix = dict(zip((t.lower() for t in unit_types), unit_weights)) if len(unit_types) == len(unit_weights) else None
+    mix = (dict(zip((t.lower() for t in unit_types), unit_weights, strict=True))
+           if len(unit_types) == len(unit_weights) else None)
     excepted = {t.lower() for t in team.get("exception_unit_types", exceptions)}
-    if mix != dict(zip(types, weights)) or excepted != set(exceptions) \
+    if mix != dict(zip(types, weights, strict=True)) or excepted != set(exceptions) \
             or team.get("dist_type", "weighted_teams") != "weighted_teams":
         raise UserError(f"team_gen {team} differs from the built-in {name} (weighted_teams, unit_types {types}, "
                         f"weights {weights}, exceptions {list(exceptions)})")
