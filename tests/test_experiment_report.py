@@ -2,6 +2,7 @@
 merging results, and the files a report writes."""
 import csv
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -181,6 +182,23 @@ def test_report_experiments_reads_dir_equals_label(tmp_path: Path) -> None:
     assert [f.name for f in files][:2] == ["summary.csv", "summary.md"]
     with pytest.raises(UserError, match="empty label"):
         report_experiments([base, f"{variant}="], tmp_path / "x")
+
+
+def test_a_joint_report_keeps_its_data_and_can_be_reported_on_again(tmp_path: Path) -> None:
+    base = write(tmp_path / "base", {"smac": {"3m": {"coma": runs([10.0, 20.0])}}})
+    variant = write(tmp_path / "variant", {"smac": {"3m": {"coma": runs([30.0, 40.0])}}})
+    joint = tmp_path / "joint"
+    files = report_experiments([base, f"{variant}=coma+entropy"], joint)
+    assert {"results.json", "protocol.yaml"} <= {f.name for f in files}
+    first = (joint / "summary.md").read_text()
+    for gone in (base, variant):  # the experiments are gone; their report is not
+        shutil.rmtree(gone)
+    report_experiments([joint], tmp_path / "again")
+    assert (tmp_path / "again" / "summary.md").read_text() == first
+    more = write(tmp_path / "more", {"smac": {"3m": {"qmix": runs([50.0, 60.0])}}})
+    report_experiments([joint, more], joint)  # merged again into the same report
+    assert "| smac | 3m | qmix | 2 |" in (joint / "summary.md").read_text()
+    assert set(json.loads((joint / "results.json").read_text())["smac"]["3m"]) == {"coma", "coma+entropy", "qmix"}
 
 
 def test_write_report_writes_every_file(tmp_path: Path) -> None:

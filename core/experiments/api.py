@@ -11,6 +11,7 @@ Bad input raises core.errors.UserError (its message is the command line's `error
 """
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -35,6 +36,7 @@ from core.experiments.trainers import launch_command, training_modules
 from core.run_config import env_dir_name
 
 PathLike = str | os.PathLike[str]
+RESULTS_FILE, PROTOCOL_FILE = "results.json", "protocol.yaml"
 
 
 @dataclass
@@ -109,8 +111,11 @@ def run_experiment(spec: ExperimentSpec, out: PathLike | None = None, *, workers
 def report_experiments(dirs: Sequence[PathLike], out: PathLike | None = None) -> list[Path]:
     """(Re)write the report (summary.md, summary.csv, figures) of one experiment in place, or of several
     compared side by side into `out`; returns the files written. `DIR=LABEL` names DIR's algorithm LABEL in
-    the report (`<algo>-LABEL` where DIR holds several), so that variants of one algorithm can be compared."""
-    from core.experiments.report import report
+    the report (`<algo>-LABEL` where DIR holds several), so that variants of one algorithm can be compared.
+    A report written into `out` (not an experiment directory) also keeps the merged results.json and the
+    evaluation protocol there, so that it can be reported on again, or merged with another experiment, once the
+    experiment directories are gone."""
+    from core.experiments.report import load_results, report
 
     if not dirs:
         raise UserError("no experiment directory to report on")
@@ -119,12 +124,18 @@ def report_experiments(dirs: Sequence[PathLike], out: PathLike | None = None) ->
         raise UserError("comparing several experiments needs --out DIR for their joint report")
     if out is None and labels[0] is not None:
         raise UserError("a labelled experiment's report needs --out DIR (its own report keeps its names)")
-    missing = [d for d in paths if not (d / "results.json").is_file()]
+    missing = [d for d in paths if not (d / RESULTS_FILE).is_file()]
     if missing:
         raise UserError(f"{missing[0]} has no results.json (not an experiment directory?)")
     protocols = [evaluation_protocol(d) for d in paths]
     protocol = protocols[0] if all(p == protocols[0] for p in protocols) else {}
-    return report(paths, Path(out) if out is not None else paths[0], protocol, labels=labels)
+    if out is None or (Path(out) / "cells").is_dir():  # an experiment's own report: its cells hold the data
+        return report(paths, Path(out) if out is not None else paths[0], protocol, labels=labels)
+    merged, target = load_results(paths, labels), Path(out)
+    target.mkdir(parents=True, exist_ok=True)
+    (target / RESULTS_FILE).write_text(json.dumps(merged, indent=1) + "\n")
+    (target / PROTOCOL_FILE).write_text(yaml.safe_dump(protocol, sort_keys=True))
+    return [*report([target], target, protocol), target / RESULTS_FILE, target / PROTOCOL_FILE]
 
 
 def _labelled(entry: PathLike) -> tuple[Path, str | None]:
@@ -139,12 +150,15 @@ def _labelled(entry: PathLike) -> tuple[Path, str | None]:
 
 
 def evaluation_protocol(out: Path) -> dict[str, Any]:
-    """The evaluation protocol the cells ran with (from a cell's saved config): interval, episodes, greedy."""
+    """The evaluation protocol the cells ran with (from a cell's saved config): interval, episodes, greedy; a
+    joint report's directory holds it in protocol.yaml."""
     for cell_dir in sorted((out / "cells").glob("*/*/*")):
         run = run_dir(cell_dir)
         if run is not None:
             train = load_yaml(run / "config.yaml").get("train") or {}
             return {"interval": train.get("eval_interval"), "episodes": train.get("eval_episodes"), "greedy": True}
+    if (out / PROTOCOL_FILE).is_file():
+        return dict(load_yaml(out / PROTOCOL_FILE))
     return {}
 
 
