@@ -133,7 +133,7 @@ def report_experiments(dirs: Sequence[PathLike], out: PathLike | None = None) ->
         return report(paths, Path(out) if out is not None else paths[0], protocol, labels=labels)
     merged, target = load_results(paths, labels), Path(out)
     target.mkdir(parents=True, exist_ok=True)
-    (target / RESULTS_FILE).write_text(json.dumps(merged, indent=1) + "\n")
+    (target / RESULTS_FILE).write_text(json.dumps(merged) + "\n")
     (target / PROTOCOL_FILE).write_text(yaml.safe_dump(protocol, sort_keys=True))
     return [*report([target], target, protocol), target / RESULTS_FILE, target / PROTOCOL_FILE]
 
