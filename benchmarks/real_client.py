@@ -88,10 +88,11 @@ def main() -> None:
     p.add_argument("--map", default="3m")
     p.add_argument("--test-episodes", type=int, default=32)
     args = p.parse_args()
-    problem = (f"{args.client_dir} is not a pymarl/EPyMARL checkout (no src/main.py)"
-               if not (args.client_dir / "src" / "main.py").is_file() else
-               f"--client-python {args.client_python} is not an executable" if shutil.which(args.client_python) is None
-               else None)
+    problem = None
+    if not (args.client_dir / "src" / "main.py").is_file():
+        problem = f"{args.client_dir} is not a pymarl/EPyMARL checkout (no src/main.py)"
+    elif shutil.which(args.client_python) is None:
+        problem = f"--client-python {args.client_python} is not an executable"
     if problem:
         print(f"error: {problem}", file=sys.stderr)
         sys.exit(EXIT_BAD_INPUT)

@@ -115,7 +115,7 @@ def report_experiments(dirs: Sequence[PathLike], out: PathLike | None = None) ->
     A report written into `out` (not an experiment directory) also keeps the merged results.json and the
     evaluation protocol there, so that it can be reported on again, or merged with another experiment, once the
     experiment directories are gone."""
-    from core.experiments.report import load_results, report
+    from core.experiments.report import load_results, report, write_report
 
     if not dirs:
         raise UserError("no experiment directory to report on")
@@ -135,7 +135,7 @@ def report_experiments(dirs: Sequence[PathLike], out: PathLike | None = None) ->
     target.mkdir(parents=True, exist_ok=True)
     (target / RESULTS_FILE).write_text(json.dumps(merged) + "\n")
     (target / PROTOCOL_FILE).write_text(yaml.safe_dump(protocol, sort_keys=True))
-    return [*report([target], target, protocol), target / RESULTS_FILE, target / PROTOCOL_FILE]
+    return [*write_report(merged, target, protocol), target / RESULTS_FILE, target / PROTOCOL_FILE]
 
 
 def _labelled(entry: PathLike) -> tuple[Path, str | None]:
