@@ -289,8 +289,40 @@ def test_smacv2_capabilities_and_true_avail(map_name, caps):
     assert [env.get_true_avail_agent_actions(i) for i in range(env.n_agents)] == env.get_avail_actions()
     obs, state = env.reset(episode_config={})
     assert len(obs) == env.n_agents and state.shape == (env.get_state_size(),)
-    with pytest.raises(UserError, match=r"reset\(episode_config\) with keys \['team_gen'\] is not supported"):
+    with pytest.raises(UserError, match=r"reset\(episode_config\) with keys \['team_gen'\]: .* has fixed teams"):
         env.reset(episode_config={"team_gen": {"ally_team": ["marine"] * 3}})
+
+
+def test_smacv2_episode_config_sets_teams_and_start_positions():
+    """smacv2's wrapper passes each episode's drawn teams and positions to reset(); allies are then numbered by
+    (unit type, x, y) as smacv2 numbers them."""
+    env = StarCraft2Env(map_name="smaclite_protoss_5_vs_5", seed=0)
+    allies = np.array([[9.0, 16.0], [8.0, 17.0], [8.0, 16.0], [10.0, 16.0], [9.5, 15.0]])
+    config = {"team_gen": {"ally_team": ["zealot", "zealot", "stalker", "colossus", "zealot"],
+                           "enemy_team": ["stalker"] * 5, "id": 0},
+              "ally_start_positions": {"item": allies, "id": 0},
+              "enemy_start_positions": {"item": np.array([[24.0, 14.0 + i] for i in range(5)]), "id": 0}}
+    env.reset(episode_config=config)
+    units = [env.get_unit_by_id(i) for i in range(5)]
+    ids = env.core.battle.roster.type_names
+    assert [ids[k] for k in env.core.battle.stats.kind[0, :5]] == ["colossus", "stalker", "zealot", "zealot", "zealot"]
+    assert [(u.pos.x, u.pos.y) for u in units] == [(10.0, 16.0), (8.0, 16.0), (8.0, 17.0), (9.0, 16.0), (9.5, 15.0)]
+    assert [env.enemies[j].pos.x for j in range(5)] == [24.0] * 5
+    assert all(env.enemies[j].unit_type == env.enemies[0].unit_type for j in range(5))
+    env.reset(episode_config={"team_gen": {"ally_team": ["stalker"] * 5, "enemy_team": ["zealot"] * 5, "id": 1}})
+    assert [ids[k] for k in env.core.battle.stats.kind[0]] == ["stalker"] * 5 + ["zealot"] * 5  # positions drawn
+
+
+@pytest.mark.parametrize("config, error", [
+    ({"attack": {"item": [0.5] * 5}}, r"keys \['attack'\] are not simulated"),
+    ({"team_gen": {"ally_team": ["marine"] * 5, "enemy_team": ["zealot"] * 5}}, r"ally_team .* must name 5 units of"),
+    ({"team_gen": {"ally_team": ["zealot"] * 4}}, r"ally_team .* must name 5 units"),
+    ({"enemy_start_positions": {"item": [[1.0, 2.0]] * 4}}, r"enemy_start_positions item must be 5 finite"),
+])
+def test_smacv2_episode_config_bad_input_is_one_error(config, error):
+    env = StarCraft2Env(map_name="smaclite_protoss_5_vs_5", seed=0)
+    with pytest.raises(UserError, match=error):
+        env.reset(episode_config=config)
 
 
 @pytest.mark.parametrize("env_args, state", [(PYMARL_SC2, 48), (EPYMARL_SC2, 21)])

@@ -274,13 +274,14 @@ class Battle:
             value[...] = state[name]
 
     # -- episodes ---------------------------------------------------------------------------------------
-    def reset(self, mask: np.ndarray) -> None:
-        """Start new episodes in the envs where `mask` is true."""
+    def reset(self, mask: np.ndarray, drawn: tuple[np.ndarray, np.ndarray] | None = None) -> None:
+        """Start new episodes in the envs where `mask` is true, with the roster's draw or with `drawn`: unit-type
+        indices [n, U] and start positions [n, U, 2] for those envs (a generated roster's only)."""
         idx = np.flatnonzero(mask)
         if idx.size == 0:
             return
         s, st, a = self.state, self.stats, self.n_agents
-        kinds, positions = self.roster.sample(self.rng, idx.size)
+        kinds, positions = self.roster.sample(self.rng, idx.size) if drawn is None else drawn
         if not self._fixed:
             st.set_envs(idx, UnitStats.of(self.types, kinds, a))
             self.pairs.set_envs(idx, PairStats.of(self.types, kinds, a))

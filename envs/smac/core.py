@@ -91,8 +91,9 @@ class SMACBatch:
         if self.heuristic is not None:
             self.heuristic.target = state["heuristic_target"].copy()
 
-    def reset(self, mask: np.ndarray) -> None:
-        self.battle.reset(mask)
+    def reset(self, mask: np.ndarray, drawn: tuple[np.ndarray, np.ndarray] | None = None) -> None:
+        """New episodes where `mask` is true; `drawn` as in Battle.reset."""
+        self.battle.reset(mask, drawn)
         self.last_action[mask] = 0.0
         if self.max_reward is None and mask.any():
             b, first, cfg = self.battle, int(np.flatnonzero(mask)[0]), self.rewards

@@ -90,9 +90,14 @@ class ProceduralRoster:
         enemies = np.concatenate([allies, extra], axis=1)[:, :e]
         kinds = np.concatenate([allies, enemies], axis=1)
         reflect = rng.random(n) < self.p_reflect
-        positions = np.clip(np.where(reflect[:, None, None], self._reflect(rng, n), self._surrounded(rng, n)),
-                            self.lo, self.hi)
-        # agent ids as smacv2 numbers them: allies sorted by (SC2 unit type id, x, y)
+        positions = np.where(reflect[:, None, None], self._reflect(rng, n), self._surrounded(rng, n))
+        return self.placed(kinds, positions)
+
+    def placed(self, kinds: np.ndarray, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Teams [n, U] and positions [n, U, 2] as the battle starts them: units outside the walkable rectangle at
+        its edge, allies numbered as smacv2 numbers its agents (sorted by SC2 unit type id, x, y)."""
+        a = self.n_units
+        kinds, positions = kinds.copy(), np.clip(positions, self.lo, self.hi)
         order = np.lexsort((positions[:, :a, 1], positions[:, :a, 0], self._type_id_rank[kinds[:, :a]]), axis=-1)
         kinds[:, :a] = np.take_along_axis(kinds[:, :a], order, axis=1)
         positions[:, :a] = np.take_along_axis(positions[:, :a], order[..., None], axis=1)

@@ -32,6 +32,7 @@ from envs.smac.features import Features
 from envs.smac.heuristic import HeuristicPolicy
 from envs.smac.maps import MAP_SIZE
 from envs.smac.render import render_frame
+from envs.smac.roster import ProceduralRoster
 from envs.smac.unit_view import SC2_UNIT_TYPE_IDS, AgentCommand, Direction, Point, UnitView
 
 
@@ -90,19 +91,48 @@ class StarCraft2Env:
 
     # -- episode ----------------------------------------------------------------------------------------
     def reset(self, episode_config: Mapping[str, Any] | None = None) -> tuple[list[np.ndarray], np.ndarray]:
-        """Start a new battle; returns (obs list, state) like smac. smacv2's `episode_config` (drawn teams and
-        start positions) must be empty: the map or scenario draws them."""
-        if episode_config:
-            raise UserError(f"reset(episode_config) with keys {sorted(episode_config)} is not supported by the "
-                            f"built-in SMAC simulator (the map draws teams and start positions); pass {{}}")
+        """Start a new battle; returns (obs list, state) like smac. On a generated (smaclite_*) scenario, smacv2's
+        `episode_config` may give this episode's teams (`team_gen`: ally_team, enemy_team, unit type names)
+        and start positions (`ally_start_positions`, `enemy_start_positions`: {"item": [[x, y], ...]}), as
+        smacv2's distributions draw them; what it leaves out the scenario draws. Allies are then numbered as
+        smacv2 numbers them (by unit type, x, y)."""
         everything = np.ones(1, bool)
-        self.core.reset(everything)
+        self.core.reset(everything, self._episode_draw(episode_config) if episode_config else None)
         self._heuristic.reset(everything)
         self._done = False
         self._episode_steps = 0
         self._battle_reward = 0.0
         self._observe()
         return self.get_obs(), self.get_state()
+
+    def _episode_draw(self, config: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+        """One episode's unit-type indices [1, U] and start positions [1, U, 2] from smacv2's episode config."""
+        roster = self.core.battle.roster
+        if not isinstance(roster, ProceduralRoster):
+            raise UserError(f"reset(episode_config) with keys {sorted(config)}: {self.map_name} has fixed teams and "
+                            f"start positions; episode configs need a smaclite_<race>_<n>_vs_<m> scenario")
+        unknown = sorted(set(config) - {"team_gen", "ally_start_positions", "enemy_start_positions"})
+        if unknown:
+            raise UserError(f"reset(episode_config) keys {unknown} are not simulated (supported: team_gen, "
+                            f"ally_start_positions, enemy_start_positions)")
+        kinds, positions = roster.sample(self.core.rng, 1)
+        a, names = self.n_agents, roster.type_names
+        sides = {"ally": slice(0, a), "enemy": slice(a, a + self.n_enemies)}
+        team = config.get("team_gen", {})
+        for side, units in sides.items():
+            if f"{side}_team" in team:
+                given = [str(n).lower() for n in team[f"{side}_team"]]
+                if len(given) != units.stop - units.start or not set(given) <= set(names):
+                    raise UserError(f"team_gen {side}_team {team[f'{side}_team']} must name "
+                                    f"{units.stop - units.start} units of {names}")
+                kinds[0, units] = [names.index(n) for n in given]
+            if f"{side}_start_positions" in config:
+                item = np.asarray(config[f"{side}_start_positions"].get("item"), float)
+                if item.shape != (units.stop - units.start, 2) or not np.isfinite(item).all():
+                    raise UserError(f"{side}_start_positions item must be {units.stop - units.start} finite "
+                                    f"[x, y] pairs, got shape {item.shape}")
+                positions[0, units] = item
+        return roster.placed(kinds, positions)
 
     def full_restart(self) -> None:
         """smac relaunches StarCraft II here; with no process to relaunch it counts a restart (get_stats) and
