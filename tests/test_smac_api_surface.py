@@ -318,6 +318,9 @@ def test_smacv2_episode_config_sets_teams_and_start_positions():
     ({"team_gen": {"ally_team": ["marine"] * 5, "enemy_team": ["zealot"] * 5}}, r"ally_team .* must name 5 units of"),
     ({"team_gen": {"ally_team": ["zealot"] * 4}}, r"ally_team .* must name 5 units"),
     ({"enemy_start_positions": {"item": [[1.0, 2.0]] * 4}}, r"enemy_start_positions item must be 5 finite"),
+    ({"ally_start_positions": {"item": [["a", "b"]] * 5}}, r"ally_start_positions item must be 5 finite"),
+    ({"ally_start_positions": {"id": 0}}, r"ally_start_positions item must be 5 finite"),
+    ({"team_gen": ["zealot"] * 5}, r"team_gen must be a mapping"),
 ])
 def test_smacv2_episode_config_bad_input_is_one_error(config, error):
     env = StarCraft2Env(map_name="smaclite_protoss_5_vs_5", seed=0)

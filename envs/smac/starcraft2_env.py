@@ -119,6 +119,8 @@ class StarCraft2Env:
         a, names = self.n_agents, roster.type_names
         sides = {"ally": slice(0, a), "enemy": slice(a, a + self.n_enemies)}
         team = config.get("team_gen", {})
+        if not isinstance(team, Mapping):
+            raise UserError(f"team_gen must be a mapping with ally_team and/or enemy_team, got {team!r}")
         for side, units in sides.items():
             if f"{side}_team" in team:
                 given = [str(n).lower() for n in team[f"{side}_team"]]
@@ -127,7 +129,11 @@ class StarCraft2Env:
                                     f"{units.stop - units.start} units of {names}")
                 kinds[0, units] = [names.index(n) for n in given]
             if f"{side}_start_positions" in config:
-                item = np.asarray(config[f"{side}_start_positions"].get("item"), float)
+                given_at = config[f"{side}_start_positions"]
+                try:
+                    item = np.asarray(given_at.get("item") if isinstance(given_at, Mapping) else given_at, float)
+                except (TypeError, ValueError):
+                    item = np.full(0, np.nan)
                 if item.shape != (units.stop - units.start, 2) or not np.isfinite(item).all():
                     raise UserError(f"{side}_start_positions item must be {units.stop - units.start} finite "
                                     f"[x, y] pairs, got shape {item.shape}")
