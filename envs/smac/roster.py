@@ -79,6 +79,11 @@ class ProceduralRoster:
         self._type_id_rank = np.argsort(np.argsort(self.type_names))
 
     def sample(self, rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
+        return self.placed(*self.draw(rng, n))
+
+    def draw(self, rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """Teams [n, U] and positions [n, U, 2] as smacv2's weighted_teams and surrounded_and_reflect draw them,
+        before `placed`."""
         a, e = self.n_units, self.n_enemies
         allies = rng.choice(len(self.type_names), (n, a), p=self.weights)
         while True:  # redraw teams made only of exception types (e.g. all medivacs)
@@ -90,8 +95,7 @@ class ProceduralRoster:
         enemies = np.concatenate([allies, extra], axis=1)[:, :e]
         kinds = np.concatenate([allies, enemies], axis=1)
         reflect = rng.random(n) < self.p_reflect
-        positions = np.where(reflect[:, None, None], self._reflect(rng, n), self._surrounded(rng, n))
-        return self.placed(kinds, positions)
+        return kinds, np.where(reflect[:, None, None], self._reflect(rng, n), self._surrounded(rng, n))
 
     def placed(self, kinds: np.ndarray, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Teams [n, U] and positions [n, U, 2] as the battle starts them: units outside the walkable rectangle at

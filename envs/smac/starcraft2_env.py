@@ -115,18 +115,17 @@ class StarCraft2Env:
         if unknown:
             raise UserError(f"reset(episode_config) keys {unknown} are not simulated (supported: team_gen, "
                             f"ally_start_positions, enemy_start_positions)")
-        kinds, positions = roster.sample(self.core.rng, 1)
+        kinds, positions = roster.draw(self.core.rng, 1)
         a, names = self.n_agents, roster.type_names
-        sides = {"ally": slice(0, a), "enemy": slice(a, a + self.n_enemies)}
         team = config.get("team_gen", {})
         if not isinstance(team, Mapping):
             raise UserError(f"team_gen must be a mapping with ally_team and/or enemy_team, got {team!r}")
-        for side, units in sides.items():
+        for side, first, count in (("ally", 0, a), ("enemy", a, self.n_enemies)):
+            units = slice(first, first + count)
             if f"{side}_team" in team:
                 given = [str(n).lower() for n in team[f"{side}_team"]]
-                if len(given) != units.stop - units.start or not set(given) <= set(names):
-                    raise UserError(f"team_gen {side}_team {team[f'{side}_team']} must name "
-                                    f"{units.stop - units.start} units of {names}")
+                if len(given) != count or not set(given) <= set(names):
+                    raise UserError(f"team_gen {side}_team {team[f'{side}_team']} must name {count} units of {names}")
                 kinds[0, units] = [names.index(n) for n in given]
             if f"{side}_start_positions" in config:
                 given_at = config[f"{side}_start_positions"]
@@ -134,9 +133,9 @@ class StarCraft2Env:
                     item = np.asarray(given_at.get("item") if isinstance(given_at, Mapping) else given_at, float)
                 except (TypeError, ValueError):
                     item = np.full(0, np.nan)
-                if item.shape != (units.stop - units.start, 2) or not np.isfinite(item).all():
-                    raise UserError(f"{side}_start_positions item must be {units.stop - units.start} finite "
-                                    f"[x, y] pairs, got shape {item.shape}")
+                if item.shape != (count, 2) or not np.isfinite(item).all():
+                    raise UserError(f"{side}_start_positions item must be {count} finite [x, y] pairs, "
+                                    f"got shape {item.shape}")
                 positions[0, units] = item
         return roster.placed(kinds, positions)
 
