@@ -356,10 +356,10 @@ def test_smacv2_adapter_drives_a_stand_in_capability_wrapper(monkeypatch):
 
 
 def test_heuristic_ai_fidelity_stays_near_the_smac_paper():
-    """SMAC paper heuristic: 2s3z 90%, 3s5z 42%. Calibrated simulator: ~89% / ~55% (BENCHMARKS.md);
-    generous bounds here catch a change in the dynamics, not noise."""
+    """SMAC paper heuristic: 2s3z 90%, 3s5z 42%. The simulator: 92-93% / 40-41% over seeds 0-2, 600 episodes
+    each (BENCHMARKS.md). The bounds are the calibration target, 15 points either side of the paper."""
     assert win_rate("2s3z", "heuristic", 150)[0] >= 0.75
-    assert 0.35 <= win_rate("3s5z", "heuristic", 150)[0] <= 0.70
+    assert 0.27 <= win_rate("3s5z", "heuristic", 150)[0] <= 0.57
 
 
 def test_drop_in_heuristic_ai_ignores_the_given_actions():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from envs.smac.battle import FAR
 from envs.smac.core import SMACBatch, make_batch
 from envs.smac.features import FeatureFlags
 from envs.smac.maps import get_map
@@ -14,16 +15,36 @@ def started(core: SMACBatch) -> SMACBatch:
     return core
 
 
-def test_an_attack_moving_enemy_ignores_far_allies_until_one_targets_it():
+def test_an_attack_order_alone_does_not_turn_a_far_enemy():
     core = started(SMACBatch(get_map("3m"), 1, seed=0, flags=FeatureFlags()))
     s, a = core.battle.state, core.n_agents
     s.z[0] = [10 + 10j, 10 + 20j, 4 + 16j, 26 + 10j, 26 + 20j, 28 + 16j]  # 16+ apart: out of scan range
     core.battle.step(np.ones((1, a), np.int64))  # allies stop
     assert (s.ai_target[0, a:] == -1).all()
     actions = np.ones((1, a), np.int64)
-    actions[0, 0] = 6 + 1  # agent 0 attacks enemy 1 (it walks toward it): enemy 1 retaliates
+    actions[0, 0] = 6 + 1  # agent 0 attacks enemy 1: it walks toward it, still far, and has not hit it
     core.battle.step(actions)
-    assert s.ai_target[0, a + 1] == 0 and (s.ai_target[0, [a, a + 2]] == -1).all()
+    assert (s.ai_target[0, a:] == -1).all()
+
+
+def test_an_enemy_retaliates_when_the_first_hit_lands_not_when_it_is_targeted():
+    """A stalker (reach 7.1 against a zealot) fires from beyond the zealot's scan range (6.1): the zealot turns
+    on it once the first shot lands (fired at tick 10, 3 ticks of flight), not when the order is given."""
+    core = started(SMACBatch(get_map("3s_vs_3z"), 1, seed=0, flags=FeatureFlags()))
+    s, a = core.battle.state, core.n_agents
+    s.z[0] = [10 + 16j, 3 + 8j, 3 + 23j, 16.8 + 16j, 28 + 8j, 28 + 23j]  # zealot 0 is 6.8 from stalker 0
+    s.attack_point[0] = s.z[0, a]  # zealot 0 stands where it is
+    s.cooldown[0, 0] = 10.0  # stalker 0's weapon is ready at tick 10: in the second step
+    actions = np.ones((1, a), np.int64)
+    actions[0, 0] = 6 + 0  # stalker 0 attacks zealot 0, in reach: it stands and waits for its weapon
+    core.battle.step(actions)
+    assert (s.ai_target[0, a:] == -1).all() and s.shield[0, a] == 50  # ordered, in reach, not hit yet
+    core.battle.step(actions)
+    assert s.shield[0, a] < 50 and s.ai_target[0, a] == 0  # hit: it turns on its attacker
+    assert (s.ai_target[0, a + 1:] == -1).all()
+    actions[0, 0] = 1  # the stalker stops: it no longer attacks, and stands beyond the zealot's scan range
+    core.battle.step(actions)
+    assert s.ai_target[0, a] == -1
 
 
 def test_hunting_enemies_take_the_closest_ally_anywhere_and_keep_it():
@@ -71,3 +92,13 @@ def test_the_order_is_issued_again_after_every_respawn():
     core.reset(np.array([True, False]))  # env 0 respawns: its enemies start over on the script's order
     assert (s.ai_target[0, a:] == -1).all() and (s.ai_target[1, a:] >= 0).any()
     assert np.allclose(s.attack_point, 9 + 16j)
+
+
+def test_a_battle_saved_before_retaliation_on_hit_loads_with_no_hit_landed():
+    core = started(SMACBatch(get_map("3m"), 2, seed=0, flags=FeatureFlags()))
+    for _ in range(5):
+        core.battle.step(np.full((2, core.n_agents), 6, np.int64))  # every agent attacks enemy 0
+    saved = core.battle.state_dict()
+    del saved["hit_in"]
+    core.battle.load_state_dict(saved)
+    assert (core.battle.state.hit_in == FAR).all()

@@ -58,6 +58,8 @@ BEAM_HALF_WIDTH = 0.15  # the Colossus beam is a 2.8 x 0.3 line (SMAC_SPEC §5.2
 MEDIVAC_TARGET_PENALTY = 100.0  # distance the enemy AI adds to a medivac when it picks a target (medivacs last)
 # map constants that checkpoints saved before the typed containers also hold; loading ignores them
 RETIRED_STATE_KEYS = frozenset({"is_ally", "enemy_of"})
+# state that checkpoints saved before it existed lack; loading one fills it with its value at a reset
+ADDED_STATE_KEYS = {"hit_in": FAR}
 
 
 @dataclass(slots=True)
@@ -176,18 +178,21 @@ class BattleState(_Arrays):
     alive: np.ndarray
     ai_target: np.ndarray  # the enemy AI's target unit, -1 for none
     last_target: np.ndarray  # what each unit attacked/healed in the last step (rendering)
+    hit_in: np.ndarray  # [n_envs, n_agents] ticks until an ally's first hit on its attack target lands: < 0 landed
+    # (its target retaliates), FAR none fired since it took that target (float32 FAR - 1 == FAR)
     steps: np.ndarray  # [n_envs] agent steps into the episode
     attack_point: np.ndarray  # [n_envs] complex64: the enemy's attack-move goal
     pending: np.ndarray  # [delays, n_envs, n_units, (damage, hits)]: pending[k] lands k ticks from now
 
     @classmethod
-    def empty(cls, n_envs: int, n_units: int, max_delay: int, attack_point: complex) -> BattleState:
+    def empty(cls, n_envs: int, n_units: int, n_agents: int, max_delay: int, attack_point: complex) -> BattleState:
         """Zeroed state before the first reset (no unit alive, no target)."""
         shape = (n_envs, n_units)
         return cls(z=np.zeros(shape, np.complex64), hp=np.zeros(shape, np.float32),
                    shield=np.zeros(shape, np.float32), energy=np.zeros(shape, np.float32),
                    cooldown=np.zeros(shape, np.float32), shield_delay=np.zeros(shape, np.float32),
                    alive=np.zeros(shape, bool), ai_target=np.full(shape, -1), last_target=np.full(shape, -1),
+                   hit_in=np.full((n_envs, n_agents), FAR, np.float32),
                    steps=np.zeros(n_envs, np.int64), attack_point=np.full(n_envs, attack_point, np.complex64),
                    pending=np.zeros((max_delay + 1, *shape, 2), np.float32))
 
@@ -235,11 +240,12 @@ class Battle:
         else:
             kinds = np.zeros((n_envs, n_units), np.int64)
             self.stats, self.pairs = UnitStats.of(t, kinds, a), PairStats.of(t, kinds, a)
-        self.state = BattleState.empty(n_envs, n_units, max(self.delays), complex(*smac_map.attack_point))
+        self.state = BattleState.empty(n_envs, n_units, a, max(self.delays), complex(*smac_map.attack_point))
         self._units = np.arange(n_units)
         # flat indices: unit (b, j) is z.ravel()[_flat_base[b] + j]; pair (b, u, j) of a [B, U, U] array is
         # [_pair_env[b, u] + j], of a pairwise stat [_pair_stat[b, u] + j] (stat tables: see _pairwise)
         self._flat_base = np.arange(n_envs)[:, None] * n_units
+        self._agent_base = np.arange(n_envs)[:, None] * a  # the same for [B, A] arrays
         if n_units > DENSE_COLLISION_UNITS:  # scratch buffers of _push_apart_sparse
             self._d2 = np.empty((n_envs, n_units, n_units), np.float32)
             self._close = np.empty((n_envs, n_units, n_units), bool)
@@ -268,6 +274,8 @@ class Battle:
         """Copy a `state_dict()` into this battle's arrays (their dtypes kept)."""
         state = {k: v for k, v in state.items() if k not in RETIRED_STATE_KEYS}
         mine = dict(self._changing())
+        for name, fill in ADDED_STATE_KEYS.items():
+            state.setdefault(name, np.full_like(mine[name], fill))
         if set(state) != set(mine) or any(state[k].shape != v.shape for k, v in mine.items()):
             raise ValueError("saved battle state does not match this map and number of envs")
         for name, value in mine.items():
@@ -299,6 +307,7 @@ class Battle:
         s.alive[idx] = True
         s.ai_target[idx] = -1
         s.last_target[idx] = -1
+        s.hit_in[idx] = FAR
         s.pending[:, idx] = 0.0
         s.steps[idx] = 0
 
@@ -324,11 +333,11 @@ class Battle:
         goal[:, a:] = s.attack_point[:, None]
         has_goal = np.ones(shape, bool)
         has_goal[:, :a] = moving
-        attacked_by = ally_target[:, None, :a] == self._units[None, a:, None]  # [B, E, A], fixed this step
+        s.hit_in[ally_target[:, :a] != s.last_target[:, :a]] = FAR  # a new target: no hit on it yet
         for tick in range(TICKS_PER_STEP):
             if tick % SENSE_EVERY == 0:
                 retarget = tick % RETARGET_EVERY == 0
-                self._sense(attacked_by, ally_target, retarget)
+                self._sense(ally_target, retarget)
                 if retarget:
                     target = np.where(ally_target >= 0, ally_target, s.ai_target)
                     tidx = np.maximum(target, 0)
@@ -344,7 +353,7 @@ class Battle:
         roster's table is one broadcast [U, U] block."""
         return np.take(table[0] if self._fixed else table, pair)
 
-    def _sense(self, attacked_by: np.ndarray, ally_target: np.ndarray, retarget: bool = True) -> None:
+    def _sense(self, ally_target: np.ndarray, retarget: bool = True) -> None:
         """Collision push-apart, then (when `retarget`) enemy target selection from the distances before it."""
         if self.n_units <= DENSE_COLLISION_UNITS:
             to_ally = self._push_apart_dense()
@@ -355,7 +364,7 @@ class Battle:
         else:
             self._push_apart_sparse()
         if retarget:
-            self._enemy_ai(to_ally, attacked_by, ally_target)
+            self._enemy_ai(to_ally, ally_target)
 
     def _push_apart_dense(self) -> np.ndarray:
         """Collisions from all pairwise distances; returns the enemy-to-ally distances [B, E, A]."""
@@ -397,12 +406,14 @@ class Battle:
             shift = np.bincount(unit_i, push.real, size) + 1j * np.bincount(unit_i, push.imag, size)
             self._place(z + self._limit_push(shift.reshape(z.shape).astype(np.complex64)))
 
-    def _enemy_ai(self, to_ally: np.ndarray, attacked_by: np.ndarray, ally_target: np.ndarray) -> None:
+    def _enemy_ai(self, to_ally: np.ndarray, ally_target: np.ndarray) -> None:
         """The enemy's targets. Under an attack-move (SMAC maps, SMAC_SPEC §5.5/5.7): keep a live target that is
         in reach or attacking us, else acquire the nearest ally within scan range or attacking us (medivacs
-        last). Hunting (smacv2's script): keep a live target, else take the closest live ally. Enemy medivacs
-        follow the most damaged friendly unit. `to_ally` [B, E, A] distances (contiguous); `attacked_by`
-        [B, E, A] is `ally_target` [B, U] (allies' targets) as a mask."""
+        last), where an ally counts as attacking an enemy once its first hit on it lands (SC2 units retaliate
+        when hit, not when targeted: `BattleState.hit_in`). Hunting
+        (smacv2's script): keep a live target, else take the closest live ally. Enemy medivacs follow the most
+        damaged friendly unit. `to_ally` [B, E, A] distances (contiguous); `ally_target` [B, U] the allies'
+        attack orders."""
         s, st, a, e = self.state, self.stats, self.n_agents, self.n_enemies
         current = s.ai_target[:, a:]
         # enemy medivacs hold friendly targets (>= a): never kept here
@@ -411,9 +422,11 @@ class Battle:
         if self.roster.hunts_closest:
             score = to_ally + _cols(np.where(s.alive[:, :a], np.float32(0.0), np.float32(FAR)), e)
         else:
+            hitting = np.where(s.hit_in < 0, ally_target[:, :a], -1)  # [B, A]: the enemy each ally has hit
+            attacked_by = hitting[:, None, :] == self._units[a:, None]  # [B, E, A]
             keep &= (np.take(to_ally, self._ea_base + cidx)
                      <= self._pairwise(self.pairs.reach, self._pair_stat[:, a:] + cidx)) \
-                | (np.take(ally_target, self._flat_base + cidx) == self._units[a:])
+                | (np.take(hitting, self._agent_base + cidx) == self._units[a:])
             # candidates (live allies in scan range or attacking us) score distance + penalty + jitter < FAR
             score = np.where((to_ally < self.pairs.scan_ea) | attacked_by, to_ally, FAR)
             score += _cols(np.where(s.alive[:, :a], st.target_penalty, FAR), e)  # dead allies: FAR
@@ -535,8 +548,9 @@ class Battle:
         self._after_firing(fire)
 
     def _after_firing(self, fire: np.ndarray) -> None:
-        s, st = self.state, self.stats
+        s, st, a = self.state, self.stats, self.n_agents
         s.cooldown = np.where(fire, st.cooldown_ticks, s.cooldown)
+        np.minimum(s.hit_in, st.projectile_ticks[:, :a], out=s.hit_in, where=fire[:, :a])
         if self.has_suicide:
             boom = fire & st.is_suicide
             s.hp[boom] = 0.0
@@ -614,6 +628,7 @@ class Battle:
     def _regenerate(self) -> None:
         s, st = self.state, self.stats
         s.cooldown -= 1.0
+        s.hit_in -= 1.0
         if self.has_shields:
             regen = s.alive & (s.shield_delay <= 0)
             s.shield = np.where(regen, np.minimum(s.shield + SHIELD_REGEN_PER_SECOND * DT, st.max_shield), s.shield)

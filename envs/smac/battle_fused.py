@@ -101,7 +101,7 @@ def step(battle: Battle, actions: np.ndarray, k: Tuning, box: tuple[np.float32, 
                                dtype=np.float32)
     _step(k, np.ascontiguousarray(actions, np.int64), battle.n_agents, jitter,
           s.z.view(np.float32), s.hp, s.shield, s.cooldown, s.shield_delay, s.alive, s.ai_target, s.last_target,
-          s.steps, s.attack_point.view(np.float32).reshape(-1, 2), s.pending,
+          s.hit_in, s.steps, s.attack_point.view(np.float32).reshape(-1, 2), s.pending,
           st.radius, st.armor, st.attacks, st.speed_per_tick, st.cooldown_ticks, st.regen_per_tick, st.max_hp,
           st.max_shield, st.projectile_ticks, p.reach, p.volley, p.scan_ea, battle._box is not None, box,
           battle._walk, battle.has_shields, battle.has_regen, delays)
@@ -255,18 +255,18 @@ def _push_apart(k, b, n_agents, z, alive, radius, use_box, box, walk, dist, live
 
 
 @njit(cache=True, error_model="numpy", inline="always")
-def _enemy_ai(k, b, sense, n_agents, jitter, dist, alive, ai_target, ally_target, reach_table, scan_ea):
+def _enemy_ai(k, b, sense, n_agents, jitter, dist, alive, ai_target, ally_target, hit_in, reach_table, scan_ea):
     """`Battle._enemy_ai` of env b (no medivacs), from the distances before this sense's push."""
     for u in range(n_agents, alive.shape[1]):
         e = u - n_agents
         current = ai_target[b, u]
         c = min(max(current, 0), n_agents - 1)
         keep = current >= 0 and current < n_agents and alive[b, c] \
-            and (dist[u, c] <= reach_table[b, u, c] or ally_target[c] == u)
+            and (dist[u, c] <= reach_table[b, u, c] or (ally_target[c] == u and hit_in[b, c] < 0))
         best, best_score = 0, F0
         for i in range(n_agents):
             d = dist[u, i]
-            score = d if (d < scan_ea[b, e, i] or ally_target[i] == u) else k.far
+            score = d if (d < scan_ea[b, e, i] or (ally_target[i] == u and hit_in[b, i] < 0)) else k.far
             score = score + (F0 if alive[b, i] else k.far)  # (+ the target penalty, 0 without medivacs)
             score = score + k.jitter * jitter[sense, b, e, i]
             if i == 0 or score < best_score:
@@ -309,9 +309,9 @@ def _tick(k, b, z, alive, cooldown, speed, target, tidx, reach, goal_x, goal_y, 
 
 @njit(cache=True, error_model="numpy")
 def _step(k, actions, n_agents, jitter, z, hp, shield, cooldown, shield_delay, alive, ai_target, last_target,
-          steps, attack_point, pending, radius, armor, attacks, speed, cooldown_ticks, regen, max_hp, max_shield,
-          projectile_ticks, reach_table, volley_table, scan_ea, use_box, box, walk, has_shields, has_regen,
-          delays):
+          hit_in, steps, attack_point, pending, radius, armor, attacks, speed, cooldown_ticks, regen, max_hp,
+          max_shield, projectile_ticks, reach_table, volley_table, scan_ea, use_box, box, walk, has_shields,
+          has_regen, delays):
     """One agent step of every env; see `Battle.step` (the reference) for what each stage does."""
     n_envs, n = hp.shape
     instant = delays.size == 1 and delays[0] == 0  # no projectiles: every hit lands when fired
@@ -331,6 +331,8 @@ def _step(k, actions, n_agents, jitter, z, hp, shield, cooldown, shield_delay, a
                 goal_x[u], goal_y[u] = z[b, 2 * u] + k.move_x[move], z[b, 2 * u + 1] + k.move_y[move]
                 has_goal[u] = act >= 2 and act < k.n_non_attack
                 ally_target[u] = act - k.n_non_attack + n_agents if act >= k.n_non_attack else -1
+                if ally_target[u] != last_target[b, u]:  # a new target: no hit on it yet
+                    hit_in[b, u] = k.far
             else:
                 goal_x[u], goal_y[u] = attack_point[b, 0], attack_point[b, 1]
                 has_goal[u] = True
@@ -340,7 +342,7 @@ def _step(k, actions, n_agents, jitter, z, hp, shield, cooldown, shield_delay, a
                 _push_apart(k, b, n_agents, z, alive, radius, use_box, box, walk, dist, live_radius, term_x, term_y,
                             pushed)
                 _enemy_ai(k, b, tick // k.sense_every, n_agents, jitter, dist, alive, ai_target, ally_target,
-                          reach_table, scan_ea)
+                          hit_in, reach_table, scan_ea)
                 for u in range(n):
                     target[u] = ally_target[u] if ally_target[u] >= 0 else ai_target[b, u]
                     tidx[u] = max(target[u], 0)
@@ -365,6 +367,8 @@ def _step(k, actions, n_agents, jitter, z, hp, shield, cooldown, shield_delay, a
                 for u in range(n):
                     if ready[u]:
                         cooldown[b, u] = cooldown_ticks[b, u]
+                        if u < n_agents:
+                            hit_in[b, u] = min(hit_in[b, u], projectile_ticks[b, u])
             if not instant:  # `_land_hits`
                 if pending[0, b, :, 0].any():
                     for j in range(n):
@@ -376,6 +380,8 @@ def _step(k, actions, n_agents, jitter, z, hp, shield, cooldown, shield_delay, a
                 pending[pending.shape[0] - 1, b] = F0
             for u in range(n):  # `_regenerate`
                 cooldown[b, u] = cooldown[b, u] - F1
+                if u < n_agents:
+                    hit_in[b, u] = hit_in[b, u] - F1
                 if has_shields:
                     if alive[b, u] and shield_delay[b, u] <= 0:
                         shield[b, u] = min(shield[b, u] + k.shield_step, max_shield[b, u])
