@@ -410,10 +410,9 @@ class Battle:
         """The enemy's targets. Under an attack-move (SMAC maps, SMAC_SPEC §5.5/5.7): keep a live target that is
         in reach or attacking us, else acquire the nearest ally within scan range or attacking us (medivacs
         last), where an ally counts as attacking an enemy once its first hit on it lands (SC2 units retaliate
-        when hit, not when targeted: `BattleState.hit_in`). Hunting
-        (smacv2's script): keep a live target, else take the closest live ally. Enemy medivacs follow the most
-        damaged friendly unit. `to_ally` [B, E, A] distances (contiguous); `ally_target` [B, U] the allies'
-        attack orders."""
+        when hit, not when targeted: `BattleState.hit_in`). Hunting (smacv2's script): keep a live target,
+        else take the closest live ally. Enemy medivacs follow the most damaged friendly unit. `to_ally`
+        [B, E, A] distances (contiguous); `ally_target` [B, U] the allies' attack orders."""
         s, st, a, e = self.state, self.stats, self.n_agents, self.n_enemies
         current = s.ai_target[:, a:]
         # enemy medivacs hold friendly targets (>= a): never kept here
