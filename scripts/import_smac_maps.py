@@ -1,7 +1,8 @@
 """Import the terrain of the real SMAC/SMACv2 maps into the simulator's package data (envs/smac/map_data/).
 
 Reads the per-map JSON extracted from the real `.SC2Map` files (the walkable grid as smac holds its
-`pathing_grid`, and `terrain_height` in smac's own layout) and writes, per map, only those two grids:
+`pathing_grid`, and `terrain_height` in smac's own layout) and writes, per map, those two grids and the cells
+a cliff-walking unit (the Colossus) can stand on:
 
     python scripts/import_smac_maps.py [SOURCE_DIR]      # default: ../shared/smac_maps beside the checkout
 """
@@ -16,18 +17,33 @@ ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "envs" / "smac" / "map_data"
 
 
+EDGE = 2  # no unit stands within 2 cells of a map edge (the README of the map data, rule 4)
+
+
 def convert(source: dict) -> dict:
-    """The fields the simulator reads: walkable rows (row = y, char = x) and smac-layout heights as bytes."""
+    """The fields the simulator reads: walkable rows (row = y, char = x), the same for cliff walkers, and
+    smac-layout heights as bytes."""
     walkable = source["walkable"]
     heights = source["terrain_height"]
-    if len(walkable) != 32 or any(len(row) != 32 or set(row) - {"0", "1"} for row in walkable):
-        raise ValueError("walkable is not 32 rows of 32 '0'/'1' characters")
-    if len(heights) != 32 or any(len(row) != 32 for row in heights):
-        raise ValueError("terrain_height is not 32 x 32")
+    levels = source["cliff_level"]
+    for name, grid in (("walkable", walkable), ("terrain_height", heights), ("cliff_level", levels)):
+        if len(grid) != 32 or any(len(row) != 32 for row in grid):
+            raise ValueError(f"{name} is not 32 x 32")
+    if any(set(row) - {"0", "1"} for row in walkable):
+        raise ValueError("walkable holds characters other than '0' and '1'")
     return {"map": source["map"],
             "walkable": walkable,
+            "cliff_walkable": cliff_walkable(levels),
             # smac's terrain_height[x, j] = byte / 255; stored as the byte (row j, column x)
             "terrain_height_bytes": [[round(h * 255) for h in row] for row in heights]}
+
+
+def cliff_walkable(levels: list[str]) -> list[str]:
+    """Rows of the cells a unit that walks up and down cliffs can stand on: the ground rule without its cliff
+    clause, i.e. any cell above level 0 (the void) and at least EDGE cells from every map edge."""
+    inside = range(EDGE, 32 - EDGE)
+    return ["".join("1" if level != "0" and x in inside and y in inside else "0" for x, level in enumerate(row))
+            for y, row in enumerate(levels)]
 
 
 def main(argv: list[str] | None = None) -> int:

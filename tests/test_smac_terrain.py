@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from envs.smac import StarCraft2Env
+from envs.smac.battle import WALK_PLANE
 from envs.smac.core import SMACBatch
 from envs.smac.features import FeatureFlags
 from envs.smac.maps import MAPS, get_map
@@ -45,7 +46,41 @@ def test_grids_equal_the_extracted_map_data(name):
     source = json.loads((SOURCE / f"{name}.json").read_text())
     terrain = load_terrain(name)
     assert terrain.walkable.T.tolist() == [[c == "1" for c in row] for row in source["walkable"]]
+    # cliff walkers: every cell above the void, 2 cells or more from the map's edges
+    inside = np.zeros((32, 32), bool)
+    inside[2:30, 2:30] = True
+    above_void = np.array([[c != "0" for c in row] for row in source["cliff_level"]]).T
+    assert (terrain.cliff_walkable == (above_void & inside)).all()
     assert np.allclose(terrain.height.T, source["terrain_height"], atol=6e-4)
+
+
+def test_only_2c_vs_64zg_has_cliffs_that_the_colossus_alone_crosses():
+    for name in map_files():
+        terrain = load_terrain(name)
+        assert (terrain.cliff_walkable >= terrain.walkable).all(), name
+        if name != "2c_vs_64zg":
+            assert (terrain.cliff_walkable == terrain.walkable).all(), name
+    terrain = load_terrain("2c_vs_64zg")
+    extra = terrain.cliff_walkable & ~terrain.walkable
+    assert extra[5:27, 12].all()  # the foot of the plateau's south cliff
+    assert extra.sum() == 36  # and the ramps' side walls
+
+
+def test_a_colossus_walks_down_the_cliff_that_zerglings_go_around():
+    """2c_vs_64zg: a colossus ordered south from the plateau goes straight down its cliff (the Colossus mover
+    walks cliffs), where a ground unit's grid is blocked; the zerglings take the ramps (the test below)."""
+    core = SMACBatch(get_map("2c_vs_64zg"), 1, seed=0, flags=FeatureFlags())
+    core.reset(np.ones(1, bool))
+    battle, a = core.battle, core.n_agents
+    battle.state.alive[0, a:] = False  # no enemies in the way
+    battle.state.hp[0, a:] = 0.0
+    start = battle.state.z[0, 0]
+    assert start.imag > 13  # on the plateau, above the cliff foot at y 12
+    assert not battle.walkable(start.real, 12.5) and battle.walkable(start.real, 12.5, WALK_PLANE)
+    for _ in range(5):
+        battle.step(np.full((1, a), 3))  # action 3: move south
+    z = battle.state.z[0, 0]
+    assert z.imag < 11 and abs(z.real - start.real) < 1e-3  # across the cliff in a straight line
 
 
 def test_heights_are_held_upside_down_as_smac_holds_them():

@@ -53,6 +53,7 @@ MOVE_STEPS = (MOVE_DIRECTIONS @ np.array([1, 1j])).astype(np.complex64)
 N_NON_ATTACK_ACTIONS = 6  # no-op, stop, 4 moves
 FAR = 1e9
 MAX_PUSH = 0.5  # longest collision shift per resolution on maps with inner walls (a wall is one cell or more)
+WALK_PLANE = (MAP_SIZE + 2) ** 2  # offset of the cliff walkers' grid in Battle._walk
 CHASE_MARGIN = 0.01  # a chasing unit closes to this far inside its reach (exactly at it, float32 can stall it)
 BEAM_HALF_WIDTH = 0.15  # the Colossus beam is a 2.8 x 0.3 line (SMAC_SPEC §5.2, smaclite's beam)
 MEDIVAC_TARGET_PENALTY = 100.0  # distance the enemy AI adds to a medivac when it picks a target (medivacs last)
@@ -213,12 +214,17 @@ class Battle:
         self.is_ally = np.arange(n_units) < a
         self.enemy_of = self.is_ally[:, None] != self.is_ally[None, :]
         terrain = smac_map.terrain()
-        padded = np.zeros((MAP_SIZE + 2, MAP_SIZE + 2), bool)
-        padded[1:-1, 1:-1] = terrain.walkable
-        self._walk = padded.ravel()  # cell (cx, cy) -> index (cx + 1) * (MAP_SIZE + 2) + cy + 1
-        self._box = terrain.rectangle()
+        # cliff walkers (the Colossus) go where others cannot only on maps with cliffs (2c_vs_64zg)
+        self._cliffs = bool(t.walks_cliffs.any()) and not np.array_equal(terrain.cliff_walkable, terrain.walkable)
+        padded = np.zeros((2, MAP_SIZE + 2, MAP_SIZE + 2), bool)
+        padded[0, 1:-1, 1:-1] = terrain.walkable
+        padded[1, 1:-1, 1:-1] = terrain.cliff_walkable
+        self._walk = padded.ravel()  # cell (cx, cy) -> index (cx + 1) * (MAP_SIZE + 2) + cy + 1 (+ WALK_PLANE
+        # for cliff walkers)
+        self._box = None if self._cliffs else terrain.rectangle()
         paths = None if self._box is not None else map_paths(terrain.name)
         self.paths = None if paths is None or paths.visible.all() else paths  # None: every straight line is clear
+        self.cliff_paths = map_paths(terrain.name, cliff_walkers=True) if self._cliffs else None
         if self._box is not None:  # bounds of interleaved (x, y) floats, long enough for [n, 4 * n_units] points
             x0, x1, y0, y1 = self._box
             self._box_lo = np.tile(np.array([x0, y0], np.float32), 4 * n_units)
@@ -452,8 +458,13 @@ class Battle:
         offset = dest - s.z
         length = np.abs(offset)
         heading = length
-        if self.paths is not None:  # walk toward a waypoint, as far as the destination allows
-            offset = self.paths.heading(s.z, dest) - s.z
+        if self.paths is not None or self.cliff_paths is not None:  # walk toward a waypoint, as far as the
+            # destination allows
+            waypoint = dest.copy() if self.paths is None else self.paths.heading(s.z, dest)
+            if self.cliff_paths is not None:  # the few cliff walkers have paths of their own
+                walkers = self._walks_cliffs()
+                waypoint[walkers] = self.cliff_paths.heading(s.z[walkers], dest[walkers])
+            offset = waypoint - s.z
             heading = np.abs(offset)
         wants = s.alive & (chase | (~has_target & has_goal))
         step = np.minimum(np.maximum(length - (reach - CHASE_MARGIN) * chase, 0.0), st.speed_per_tick) * wants \
@@ -485,13 +496,14 @@ class Battle:
         if self._box is not None and self._inside_xy(new).all():  # the common case, without a per-unit reduction
             s.z = new
             return
-        ok = self.walkable_at(new)
+        plane = self._walks_cliffs() * WALK_PLANE if self._cliffs else 0
+        ok = self.walkable(new.real, new.imag, plane) if self._cliffs else self.walkable_at(new)
         if ok.all():
             s.z = new
             return
         x, y = s.z.real, s.z.imag
-        slide_x = ~ok & self.walkable(new.real, y)
-        slide_y = ~ok & ~slide_x & self.walkable(x, new.imag)
+        slide_x = ~ok & self.walkable(new.real, y, plane)
+        slide_y = ~ok & ~slide_x & self.walkable(x, new.imag, plane)
         s.z = np.where(ok, new, np.where(slide_x, new.real + 1j * y, np.where(slide_y, x + 1j * new.imag, s.z)))
 
     def walkable_at(self, z: np.ndarray) -> np.ndarray:
@@ -507,14 +519,19 @@ class Battle:
         width = xy.shape[-1]
         return (xy >= self._box_lo[:width]) & (xy < self._box_hi[:width])
 
-    def walkable(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
-        """Whether points lie on walkable in-bounds cells (out of bounds is not walkable)."""
+    def walkable(self, x: np.ndarray, y: np.ndarray, plane: np.ndarray | int = 0) -> np.ndarray:
+        """Whether points lie on walkable in-bounds cells (out of bounds is not walkable); `plane`: 0 for the
+        ground grid, WALK_PLANE where the cliff walkers' grid applies."""
         if self._box is not None:  # the walkable area is one rectangle: four comparisons
             x0, x1, y0, y1 = self._box
             return (x >= x0) & (x < x1) & (y >= y0) & (y < y1)
         cx = np.clip(np.floor(x) + 1, 0, MAP_SIZE + 1)
         cy = np.clip(np.floor(y) + 1, 0, MAP_SIZE + 1)
-        return self._walk[(cx * (MAP_SIZE + 2) + cy).astype(np.int64)]
+        return self._walk[(cx * (MAP_SIZE + 2) + cy).astype(np.int64) + plane]
+
+    def _walks_cliffs(self) -> np.ndarray:
+        """[B, U] bools: the unit walks up and down cliffs."""
+        return self.types.walks_cliffs[self.stats.kind]
 
     def _attack(self, fire: np.ndarray, flat_t: np.ndarray, pair_t: np.ndarray) -> None:
         """Fire: melee and instant hits land now, projectiles after their travel time (so shots already in

@@ -49,9 +49,10 @@ def _cell(z: np.ndarray) -> np.ndarray:
 
 
 @cache
-def map_paths(map_file: str) -> Paths:
-    """The path tables of `map_file` (built once per process)."""
-    return build_paths(load_terrain(map_file).walkable)
+def map_paths(map_file: str, cliff_walkers: bool = False) -> Paths:
+    """The path tables of `map_file` (built once per process), for units that walk up and down cliffs or not."""
+    terrain = load_terrain(map_file)
+    return build_paths(terrain.cliff_walkable if cliff_walkers else terrain.walkable)
 
 
 def build_paths(walkable: np.ndarray) -> Paths:

@@ -3,7 +3,9 @@
 The data in `map_data/` comes from the real `.SC2Map` files (imported by scripts/import_smac_maps.py) and is
 held exactly as smac holds it: `walkable[x, y]` is smac's `pathing_grid[x, y]`, `height[x, j]` is smac's
 `terrain_height[x, j]` (API byte / 255; smac's height grid is flipped along y with respect to the world, and
-the features read it that way, as smac does).
+the features read it that way, as smac does). `cliff_walkable` is the ground rule without its cliff clause: the
+Colossus walks up and down cliffs (only 2c_vs_64zg has any), though smac gates its move actions with the ground
+grid as for every unit.
 """
 from __future__ import annotations
 
@@ -25,6 +27,7 @@ class Terrain:
 
     name: str
     walkable: np.ndarray  # bool [32, 32]
+    cliff_walkable: np.ndarray  # bool [32, 32]: where a unit that walks up and down cliffs (the Colossus) can go
     height: np.ndarray  # float64 [32, 32], smac's layout
 
     def rectangle(self) -> tuple[float, float, float, float] | None:
@@ -46,7 +49,8 @@ def load_terrain(map_file: str) -> Terrain:
     if not path.is_file():
         raise UnknownNameError(f"no terrain data for map file {map_file!r}; available: {', '.join(map_files())}")
     data = json.loads(path.read_text())
-    walkable = np.array([[c == "1" for c in row] for row in data["walkable"]]).T  # rows are y
+    walkable, cliff_walkable = (np.array([[c == "1" for c in row] for row in data[key]]).T  # rows are y
+                                for key in ("walkable", "cliff_walkable"))
     height = np.array(data["terrain_height_bytes"], float).T / 255
-    walkable.flags.writeable = height.flags.writeable = False
-    return Terrain(map_file, walkable, height)
+    walkable.flags.writeable = cliff_walkable.flags.writeable = height.flags.writeable = False
+    return Terrain(map_file, walkable, cliff_walkable, height)

@@ -38,6 +38,7 @@ class UnitType:
     splash_radius: float = 0.0  # the beam's half-length (a line across the attack, centred on the target), or
     # the explosion's radius
     steps_over_ground: bool = False  # walks over other ground units: collides only with units that do too
+    walks_cliffs: bool = False  # walks up and down cliffs (Terrain.cliff_walkable)
     regen_per_second: float = 0.0  # zerg
     projectile_ticks: int = 0  # ticks between firing and the hit landing (ranged projectiles)
 
@@ -60,7 +61,7 @@ UNIT_TYPES: dict[str, UnitType] = {u.name: u for u in (
              speed=2.25, sight=9, radius=0.5, light=True, obs_max_cooldown=22),
     UnitType("colossus", "P", hp=200, shield=150, armor=1, damage=10, attacks=2, bonus_light=5, range=7,
              cooldown_faster=1.07, speed=2.25, sight=10, radius=1.0, armored=True, obs_max_cooldown=24,
-             splash="line", splash_radius=1.4, steps_over_ground=True),
+             splash="line", splash_radius=1.4, steps_over_ground=True, walks_cliffs=True),
     UnitType("zergling", "Z", hp=35, damage=5, range=0.1, cooldown_faster=0.497, speed=2.9531, sight=8,
              radius=0.375, light=True, obs_max_cooldown=11, regen_per_second=0.38),
     UnitType("baneling", "Z", hp=30, damage=16, bonus_light=19, range=0.25, cooldown_faster=1.0, speed=2.5,
@@ -107,6 +108,7 @@ class UnitTable:
     regen_per_tick: np.ndarray
     projectile_ticks: np.ndarray
     steps_over_ground: np.ndarray
+    walks_cliffs: np.ndarray
 
     @classmethod
     def build(cls, names: list[str], dt: float) -> UnitTable:
@@ -130,4 +132,5 @@ class UnitTable:
             regen_per_tick=arr(lambda u: u.regen_per_second * dt),
             projectile_ticks=arr(lambda u: u.projectile_ticks, np.int64),
             steps_over_ground=arr(lambda u: u.steps_over_ground, bool),
+            walks_cliffs=arr(lambda u: u.walks_cliffs, bool),
         )
