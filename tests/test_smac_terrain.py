@@ -76,7 +76,8 @@ def test_a_colossus_walks_down_the_cliff_that_zerglings_go_around():
     battle.state.hp[0, a:] = 0.0
     start = battle.state.z[0, 0]
     assert start.imag > 13  # on the plateau, above the cliff foot at y 12
-    assert not battle.walkable(start.real, 12.5) and battle.walkable(start.real, 12.5, WALK_PLANE)
+    x, foot = np.array([start.real]), np.array([12.5])
+    assert not battle.walkable(x, foot)[0] and battle.walkable(x, foot, WALK_PLANE)[0]
     for _ in range(5):
         battle.step(np.full((1, a), 3))  # action 3: move south
     z = battle.state.z[0, 0]
