@@ -215,16 +215,17 @@ class Battle:
         self.enemy_of = self.is_ally[:, None] != self.is_ally[None, :]
         terrain = smac_map.terrain()
         # cliff walkers (the Colossus) go where others cannot only on maps with cliffs (2c_vs_64zg)
-        self._cliffs = bool(t.walks_cliffs.any()) and not np.array_equal(terrain.cliff_walkable, terrain.walkable)
+        cliffs = bool(t.walks_cliffs.any()) and not np.array_equal(terrain.cliff_walkable, terrain.walkable)
         padded = np.zeros((2, MAP_SIZE + 2, MAP_SIZE + 2), bool)
         padded[0, 1:-1, 1:-1] = terrain.walkable
         padded[1, 1:-1, 1:-1] = terrain.cliff_walkable
         self._walk = padded.ravel()  # cell (cx, cy) -> index (cx + 1) * (MAP_SIZE + 2) + cy + 1 (+ WALK_PLANE
         # for cliff walkers)
-        self._box = None if self._cliffs else terrain.rectangle()
+        self._box = None if cliffs else terrain.rectangle()
         paths = None if self._box is not None else map_paths(terrain.name)
         self.paths = None if paths is None or paths.visible.all() else paths  # None: every straight line is clear
-        self.cliff_paths = map_paths(terrain.name, cliff_walkers=True) if self._cliffs else None
+        # None where no cliff walker has a cliff to cross
+        self.cliff_paths = map_paths(terrain.name, cliff_walkers=True) if cliffs else None
         if self._box is not None:  # bounds of interleaved (x, y) floats, long enough for [n, 4 * n_units] points
             x0, x1, y0, y1 = self._box
             self._box_lo = np.tile(np.array([x0, y0], np.float32), 4 * n_units)
@@ -496,8 +497,8 @@ class Battle:
         if self._box is not None and self._inside_xy(new).all():  # the common case, without a per-unit reduction
             s.z = new
             return
-        plane = self._walks_cliffs() * WALK_PLANE if self._cliffs else 0
-        ok = self.walkable(new.real, new.imag, plane) if self._cliffs else self.walkable_at(new)
+        plane = self._walks_cliffs() * WALK_PLANE if self.cliff_paths is not None else 0
+        ok = self.walkable_at(new, plane)
         if ok.all():
             s.z = new
             return
@@ -506,10 +507,10 @@ class Battle:
         slide_y = ~ok & ~slide_x & self.walkable(x, new.imag, plane)
         s.z = np.where(ok, new, np.where(slide_x, new.real + 1j * y, np.where(slide_y, x + 1j * new.imag, s.z)))
 
-    def walkable_at(self, z: np.ndarray) -> np.ndarray:
-        """walkable() of contiguous complex positions [n, m] (up to 4 * n_units per row)."""
+    def walkable_at(self, z: np.ndarray, plane: np.ndarray | int = 0) -> np.ndarray:
+        """walkable() of contiguous complex positions [n, m] (up to 4 * n_units per row), on `plane` as there."""
         if self._box is None:
-            return self.walkable(z.real, z.imag)
+            return self.walkable(z.real, z.imag, plane)
         return self._inside_xy(z).view(np.uint16) == 0x0101  # both x and y inside (one byte each)
 
     def _inside_xy(self, z: np.ndarray) -> np.ndarray:
