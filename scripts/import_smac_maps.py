@@ -54,10 +54,16 @@ def main(argv: list[str] | None = None) -> int:
     if not files:
         print(f"error: no map JSON files in {args.source}", file=sys.stderr)
         return 2
+    converted = {}
+    for path in files:  # every file is checked before any is written
+        try:
+            converted[path.name] = convert(json.loads(path.read_text()))
+        except (ValueError, KeyError, TypeError) as e:  # json.JSONDecodeError is a ValueError
+            print(f"error: {path}: not a map file this script can read ({type(e).__name__}: {e})", file=sys.stderr)
+            return 2
     OUT.mkdir(parents=True, exist_ok=True)
-    for path in files:
-        data = convert(json.loads(path.read_text()))
-        (OUT / path.name).write_text(json.dumps(data, separators=(",", ":")) + "\n")
+    for name, data in converted.items():
+        (OUT / name).write_text(json.dumps(data, separators=(",", ":")) + "\n")
     print(f"wrote {len(files)} maps to {OUT.relative_to(ROOT)}")
     return 0
 

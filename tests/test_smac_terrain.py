@@ -3,6 +3,8 @@ walls that stop units, paths around obstacles, and smac's pathing/height observa
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -188,3 +190,13 @@ def test_the_spine_crawler_outranges_stalkers_that_only_attack():
         if done:
             break
     assert done and not info["battle_won"] and 0 < env.enemies[0].health < 300
+
+
+def test_the_map_import_rejects_a_broken_map_file_with_one_line(tmp_path):
+    """scripts/import_smac_maps.py: a malformed source file is an `error:` line and exit status 2, before any
+    map is written."""
+    (tmp_path / "3m.json").write_text('{"map": "3m", "walkable": []}')
+    run = subprocess.run([sys.executable, str(ROOT / "scripts" / "import_smac_maps.py"), str(tmp_path)],
+                         capture_output=True, text=True)
+    assert run.returncode == 2
+    assert run.stderr.startswith("error: ") and run.stderr.count("\n") == 1 and "Traceback" not in run.stderr
