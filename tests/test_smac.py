@@ -365,10 +365,17 @@ def test_heuristic_ai_fidelity_stays_near_the_smac_paper():
 def test_drop_in_heuristic_ai_ignores_the_given_actions():
     env = StarCraft2Env(map_name="3m", seed=0, heuristic_ai=True)
     env.reset()
-    _, terminated, _ = env.step([0, 0, 0])  # no-ops are invalid for live agents, but ignored here
-    # the state ends with every agent's one-hot last action: the heuristic's attack orders, not the no-ops
+    actions = [0, 0, 0]  # no-ops are invalid for live agents, but ignored here
+    _, terminated, _ = env.step(actions)
+    # as smac: the list now holds the heuristic's attack orders, while last_action (and the state's last
+    # actions) keep what was passed
+    assert not terminated and min(actions) >= 6
     last = env.get_state()[-3 * env.n_actions:].reshape(3, env.n_actions)
-    assert not terminated and (last.sum(1) == 1).all() and (last.argmax(1) >= 6).all()
+    assert (last.argmax(1) == 0).all() and (env.last_action.argmax(1) == 0).all()
+    start = env.core.battle.state.hp.copy()
+    for _ in range(3):
+        env.step([0, 0, 0])
+    assert (env.core.battle.state.hp[0, 3:] < start[0, 3:]).any()  # the enemies take the heuristic's fire
 
 
 @pytest.mark.parametrize("name, sizes", [("smaclite_protoss_5_vs_5", (11, 92, 130)),

@@ -37,7 +37,11 @@ SMAC_NAMES = ["get_state_dict", "get_obs_move_feats_size", "get_obs_enemy_feats_
               "map_y", "unit_type_bits", "shield_bits_ally", "shield_bits_enemy", "get_obs", "get_obs_agent",
               "get_obs_size", "get_state", "get_state_size", "get_avail_actions", "get_avail_agent_actions",
               "get_total_actions", "get_env_info", "get_stats", "get_visibility_matrix", "get_unit_types", "seed",
-              "render", "close", "save_replay", "reset", "step"]
+              "render", "close", "save_replay", "reset", "step", "get_unit_type_id", "force_restarts",
+              "n_obs_pathing", "n_obs_height", "pathing_grid", "terrain_height", "obs_last_action",
+              "obs_all_health", "obs_own_health", "obs_pathing_grid", "obs_terrain_height", "obs_instead_of_state",
+              "state_last_action", "state_timestep_number", "obs_timestep_number", "reward_sparse", "reward_win",
+              "reward_only_positive", "reward_scale", "reward_scale_rate", "reward_death_value"]
 SMACV2_NAMES = ["get_obs_feature_names", "get_state_feature_names", "get_capabilities", "get_capabilities_agent",
                 "get_cap_size", "get_true_avail_agent_actions"]
 
@@ -177,9 +181,16 @@ def test_unit_ranges_with_use_unit_ranges():
     place(env, seer, 10.0, 16.0)
     place(env, env.n_agents, 19.5, 16.0)  # 9.5 away: seen with sight 10, not with smac's 9
     assert env.get_visibility_matrix()[seer, env.n_agents]
-    units = [*env.agents.values(), *env.enemies.values()]
-    seen = [[env.distance(*a.pos, *u.pos) < sight[a.name] for u in units] for a in env.agents.values()]
-    np.testing.assert_array_equal(env.get_visibility_matrix(), seen)  # each agent's own sight range
+    # smac's rule: enemies by each agent's own sight range; an ally pair by the lower-numbered agent's,
+    # filled both ways; never the agent itself
+    agents, enemies = list(env.agents.values()), list(env.enemies.values())
+    seen = np.zeros((env.n_agents, env.n_agents + env.n_enemies), bool)
+    for i, a in enumerate(agents):
+        for e, u in enumerate(enemies):
+            seen[i, env.n_agents + e] = env.distance(*a.pos, *u.pos) < sight[a.name]
+        for j in range(i + 1, env.n_agents):
+            seen[i, j] = seen[j, i] = env.distance(*a.pos, *agents[j].pos) < sight[a.name]
+    np.testing.assert_array_equal(env.get_visibility_matrix(), seen)
 
 
 def test_moves_pathing_and_height_around_a_unit():
@@ -271,7 +282,7 @@ def test_reward_battle_max_reward_and_last_action():
 def test_full_restart_counts_a_restart_and_ends_the_episode():
     env = started("3m")
     env.full_restart()
-    assert env.get_stats()["restarts"] == 1
+    assert env.get_stats()["restarts"] == env.force_restarts == 1
     with pytest.raises(RuntimeError, match="call reset"):
         env.step([1, 1, 1])
     env.reset()
@@ -381,3 +392,28 @@ def test_every_face_accepts_the_engine_settings_and_only_default_smacv2_keys():
                  lambda: StarCraft2Env(map_name="3m", conic_fov=True)):
         with pytest.raises(UserError, match=r"^conic_fov=True is not supported"):
             face()
+
+
+def test_draws_count_timeouts_as_smac_does():
+    env = started("3m", episode_limit=3)
+    for _ in range(3):
+        _, terminated, _ = env.step([1, 1, 1])
+    stats = env.get_stats()
+    assert terminated and stats["battles_draw"] == stats["timeouts"] == stats["battles_game"] == 1
+
+
+def test_option_attributes_terrain_and_unit_type_ids():
+    env = started("2s3z", obs_all_health=True, obs_own_health=False, obs_pathing_grid=True)
+    assert env.obs_own_health and env.obs_pathing_grid and not env.obs_terrain_height and env.reward_win == 200
+    assert (env.n_obs_pathing, env.n_obs_height) == (8, 9)
+    assert env.pathing_grid.shape == env.terrain_height.shape == (32, 32) and env.pathing_grid.dtype == bool
+    unit = env.get_unit_by_id(2)  # 2s3z: stalkers then zealots; the one-hot is [stalker, zealot]
+    assert (env.get_unit_type_id(env.get_unit_by_id(0), True), env.get_unit_type_id(unit, True)) == (0, 1)
+    assert env.get_env_info()["cap_shape"] == env.get_cap_size() == 2
+
+
+@pytest.mark.parametrize("key, value", [("step_mul", 4), ("move_amount", 3)])
+def test_engine_settings_the_simulator_fixes_are_errors_off_their_default(key, value):
+    StarCraft2Env(map_name="3m", **{key: PYMARL_SC2[key]})
+    with pytest.raises(UserError, match=f"{key}={value} is not supported"):
+        StarCraft2Env(map_name="3m", **{key: value})

@@ -15,6 +15,7 @@ import pytest
 from core.errors import UserError
 from envs.smac.compat import clients_path
 from envs.smac.compat.api import StarCraftCapabilityEnvWrapper
+from envs.smac.starcraft2_env import MultiAgentEnv, StarCraft2Env
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -106,7 +107,8 @@ SMACV2_PROTOSS: dict[str, Any] = {"n_units": 5, "n_enemies": 5,
 def test_smacv2_capability_configs_map_to_the_generated_scenarios():
     env = StarCraftCapabilityEnvWrapper(capability_config=SMACV2_PROTOSS, map_name="10gen_protoss",
                                         obs_own_pos=True, use_unit_ranges=True, min_attack_range=2, seed=0)
-    assert env.map_name == "smaclite_protoss_5_vs_5"
+    assert env.map_name == "10gen_protoss" and env.env.core.map.name == "smaclite_protoss_5_vs_5"
+    assert isinstance(env, MultiAgentEnv) and isinstance(env.env, StarCraft2Env)
     env.reset()
     assert (env.get_obs_size(), env.get_state_size(), env.n_actions) == (92, 130, 11)
     with pytest.raises(UserError, match="no built-in scenario for 10gen_protoss with n_units=7"):
@@ -114,8 +116,16 @@ def test_smacv2_capability_configs_map_to_the_generated_scenarios():
     with pytest.raises(UserError, match=r"team_gen .* differs"):
         StarCraftCapabilityEnvWrapper(capability_config={**SMACV2_PROTOSS, "team_gen": {
             **SMACV2_PROTOSS["team_gen"], "weights": [0.5, 0.5, 0.0]}}, map_name="10gen_protoss")
-    with pytest.raises(UserError, match="smacv2 map '10gen_empty' is not simulated"):
+    with pytest.raises(UserError, match="not supported on 10gen_empty"):
         StarCraftCapabilityEnvWrapper(capability_config=SMACV2_PROTOSS, map_name="10gen_empty")
+    with pytest.raises(UserError, match=r"capability_config keys \['attack'\] are not simulated"):
+        StarCraftCapabilityEnvWrapper(capability_config={**SMACV2_PROTOSS, "attack": {"observe": True}})
+    with pytest.raises(UserError, match="observe=False"):
+        StarCraftCapabilityEnvWrapper(capability_config={**SMACV2_PROTOSS, "team_gen": {
+            **SMACV2_PROTOSS["team_gen"], "observe": False}})
+    # smacv2's StarCraft2Env takes the capability config itself, as the wrapper passes it
+    direct = StarCraft2Env(map_name="10gen_protoss", capability_config=SMACV2_PROTOSS, seed=0)
+    assert direct.get_env_info()["cap_shape"] == 3 and direct.capability_config == SMACV2_PROTOSS
 
 
 def test_smacv2_stock_zerg_config_lists_the_same_mix_in_its_own_order():
@@ -125,7 +135,7 @@ def test_smacv2_stock_zerg_config_lists_the_same_mix_in_its_own_order():
                                            "weights": [0.45, 0.1, 0.45], "exception_unit_types": ["baneling"],
                                            "observe": True}}
     env = StarCraftCapabilityEnvWrapper(capability_config=zerg, map_name="10gen_zerg", seed=0)
-    assert env.map_name == "smaclite_zerg_5_vs_5"
+    assert env.env.core.map.name == "smaclite_zerg_5_vs_5"
     with pytest.raises(UserError, match=r"team_gen .* differs"):  # the weights belong to the types
         StarCraftCapabilityEnvWrapper(capability_config={**zerg, "team_gen": {
             **zerg["team_gen"], "weights": [0.45, 0.45, 0.1]}}, map_name="10gen_zerg")

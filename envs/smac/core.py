@@ -45,6 +45,7 @@ class StepOutcome:
     won: np.ndarray  # [B]
     dead_allies: np.ndarray
     dead_enemies: np.ndarray
+    orders: np.ndarray  # [B, A] the actions the units carried out (with heuristic_ai, the heuristic's)
 
 
 class SMACBatch:
@@ -111,13 +112,12 @@ class SMACBatch:
     def step(self, actions: np.ndarray) -> StepOutcome:
         """Advance every env one agent step; `actions` [n_envs, n_agents] must be available actions."""
         s, a, cfg = self.battle.state, self.n_agents, self.rewards
-        if self.heuristic is not None:
-            actions = self.heuristic.orders()
         prev_alive = s.alive.copy()
         prev_hs = s.hp + s.shield
-        self.last_action[...] = 0.0
+        self.last_action[...] = 0.0  # the actions passed, also with heuristic_ai (as smac records them)
         np.put_along_axis(self.last_action, actions[..., None], 1.0, axis=2)
-        self.battle.step(actions)
+        orders = actions if self.heuristic is None else self.heuristic.orders()
+        self.battle.step(orders)
         died = prev_alive & ~s.alive
         dead_allies = died[:, :a].sum(1)
         dead_enemies = died[:, a:].sum(1)
@@ -143,7 +143,7 @@ class SMACBatch:
         if cfg.reward_scale:
             assert self.max_reward is not None, "step() before the first reset()"
             reward = reward / (self.max_reward / cfg.reward_scale_rate)
-        return StepOutcome(reward, ended, timeout, won, dead_allies, dead_enemies)
+        return StepOutcome(reward, ended, timeout, won, dead_allies, dead_enemies, orders)
 
     def _fighting(self, alive: np.ndarray, a: bool) -> np.ndarray:
         """A side is still in the fight if any unit lives (on MMM maps, medivacs alone do not count)."""
@@ -185,13 +185,13 @@ class SMACBatch:
 
     def check_actions(self, actions: np.ndarray, avail: np.ndarray) -> None:
         """Raise ValueError naming the first unavailable action (SMAC asserts the same); with heuristic_ai
-        the passed actions are ignored and not checked."""
-        if self.heuristic is not None:
-            return
+        the passed actions only need to be action numbers (the heuristic's orders replace them)."""
         if actions.shape != (self.n_envs, self.n_agents):
             raise ValueError(f"expected actions of shape ({self.n_envs}, {self.n_agents}), got {actions.shape}")
         if (actions < 0).any() or (actions >= self.n_actions).any():
             raise ValueError(f"actions must lie in [0, {self.n_actions}); got {actions.min()}..{actions.max()}")
+        if self.heuristic is not None:
+            return
         ok = np.take_along_axis(avail, actions[..., None], axis=2)[..., 0]
         if not ok.all():
             env, agent = map(int, np.argwhere(~ok)[0])
@@ -201,10 +201,12 @@ class SMACBatch:
 
 # accepted and ignored: settings of the SC2 engine or its client, meaningless without it
 # (num_fov_actions only matters with conic_fov, which must be False)
-IGNORED = frozenset({"step_mul", "move_amount", "difficulty", "game_version", "replay_dir", "replay_prefix",
+IGNORED = frozenset({"difficulty", "game_version", "replay_dir", "replay_prefix",
                      "window_size_x", "window_size_y", "debug", "kill_unit_step_mul", "num_fov_actions"})
 # accepted at the one value the simulator honours (smac's/smacv2's default); any other value is an error
 ONLY_DEFAULT: dict[str, tuple[Any, str]] = {
+    "step_mul": (8, "one agent step is 8 game steps"),
+    "move_amount": (2, "moves, can_move and the pathing and height probes use smac's move amount 2"),
     "conic_fov": (False, "smacv2's conic field of view and look actions are not simulated"),
     "prob_obs_enemy": (1.0, "every agent sees every enemy in its sight range"),
     "action_mask": (True, "attack actions are always masked by shoot range"),

@@ -8,8 +8,11 @@ protoss 5v5 obs 92, state 130, 11 actions; terran and zerg 5v5 obs 82, state 120
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
+from core.errors import UserError
 from envs.smac.maps import SMACMap
 from envs.smac.roster import ProceduralRoster
 
@@ -46,3 +49,43 @@ class Scenario:
 
 
 SCENARIOS = {s.name: s for s in (Scenario(race, n, m) for race in RACES for n, m in SIZES)}
+
+SMACV2_MAPS = {"10gen_protoss": "protoss", "10gen_terran": "terran", "10gen_zerg": "zerg"}
+CAPABILITY_KEYS = {"n_units", "n_enemies", "team_gen", "start_positions"}
+
+
+def scenario_for(map_name: str, capability_config: Mapping[str, Any]) -> str:
+    """The smaclite_<race>_<n>_vs_<m> scenario that plays a smacv2 capability config on a 10gen_<race> map:
+    n_units/n_enemies, weighted_teams with the scenario's unit types, weights and exceptions (observed), and
+    surrounded_and_reflect positions. Anything else is one UserError line."""
+    race = SMACV2_MAPS.get(map_name)
+    if race is None:
+        raise UserError(f"smacv2 map {map_name!r} is not simulated; use one of {', '.join(SMACV2_MAPS)}")
+    extra = sorted(set(capability_config) - CAPABILITY_KEYS)
+    if extra:
+        raise UserError(f"capability_config keys {extra} are not simulated (stochastic attack and health, enemy "
+                        f"masks); supported: {', '.join(sorted(CAPABILITY_KEYS))}")
+    n_units, n_enemies = capability_config.get("n_units"), capability_config.get("n_enemies")
+    name = f"smaclite_{race}_{n_units}_vs_{n_enemies}"
+    if name not in SCENARIOS:
+        raise UserError(f"no built-in scenario for {map_name} with n_units={n_units}, n_enemies={n_enemies}; "
+                        f"available: {', '.join(s for s in SCENARIOS if race in s)}")
+    types, weights, exceptions = RACES[race]
+    team = dict(capability_config.get("team_gen", {}))
+    # the same mix in any order (smacv2's own zerg config lists zergling, baneling, hydralisk)
+    unit_types, unit_weights = list(team.get("unit_types", types)), list(team.get("weights", weights))
+    mix = (dict(zip((t.lower() for t in unit_types), unit_weights, strict=True))
+           if len(unit_types) == len(unit_weights) else None)
+    excepted = {t.lower() for t in team.get("exception_unit_types", exceptions)}
+    if mix != dict(zip(types, weights, strict=True)) or excepted != set(exceptions) \
+            or team.get("dist_type", "weighted_teams") != "weighted_teams":
+        raise UserError(f"team_gen {team} differs from the built-in {name} (weighted_teams, unit_types {types}, "
+                        f"weights {weights}, exceptions {list(exceptions)})")
+    if not team.get("observe", True):
+        raise UserError("team_gen observe=False (unit types hidden from the observations) is not simulated")
+    start = dict(capability_config.get("start_positions", {}))
+    if start.get("dist_type", "surrounded_and_reflect") != "surrounded_and_reflect" or start.get("p", 0.5) != 0.5 \
+            or (start.get("map_x", 32), start.get("map_y", 32)) != (32, 32):
+        raise UserError(f"start_positions {start} differ from the built-in surrounded_and_reflect with p = 0.5 on "
+                        f"a 32 x 32 map")
+    return name

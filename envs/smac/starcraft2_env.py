@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import asdict, replace
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -28,11 +28,12 @@ from envs.smac.feature_names import (
     obs_feature_names,
     state_feature_names,
 )
-from envs.smac.features import Features
+from envs.smac.features import N_HEIGHT, N_PATHING, Features
 from envs.smac.heuristic import HeuristicPolicy
 from envs.smac.maps import MAP_SIZE
 from envs.smac.render import render_frame
 from envs.smac.roster import ProceduralRoster
+from envs.smac.scenarios import SMACV2_MAPS, scenario_for
 from envs.smac.unit_view import SC2_UNIT_TYPE_IDS, AgentCommand, Direction, Point, UnitView
 
 
@@ -44,7 +45,26 @@ class Seen(NamedTuple):
     avail: np.ndarray  # [n_agents, n_actions] bool
 
 
-class StarCraft2Env:
+class MultiAgentEnv:
+    """smac's base class of multi-agent envs (pymarl and EPyMARL import it from smac.env)."""
+
+    def step(self, actions: Any) -> Any:
+        raise NotImplementedError
+
+    def get_obs(self) -> Any:
+        raise NotImplementedError
+
+    def get_state(self) -> Any:
+        raise NotImplementedError
+
+    def get_avail_actions(self) -> Any:
+        raise NotImplementedError
+
+    def reset(self) -> Any:
+        raise NotImplementedError
+
+
+class StarCraft2Env(MultiAgentEnv):
     """One battle (a SMACBatch of one env) behind smac's methods; it does not auto-reset."""
 
     n_actions_no_attack = N_NON_ATTACK_ACTIONS
@@ -55,11 +75,13 @@ class StarCraft2Env:
                  episode_limit: int | None = None, heuristic_rest: bool = False,
                  capability_config: Mapping[str, Any] | None = None, **kwargs: Any) -> None:
         """smac's and smacv2's keyword arguments (plus `episode_limit`, which overrides the map's limit)."""
-        if capability_config:
-            raise UserError(f"capability_config with keys {sorted(capability_config)} is not supported by the "
-                            f"built-in SMAC simulator (its teams and start positions come from the map); use a "
-                            f"smaclite_<race>_<n>_vs_<m> map for SMACv2-style episodes, or capability_config={{}}")
-        self.core = make_batch(map_name, 1, seed, episode_limit, kwargs)
+        if capability_config and map_name not in SMACV2_MAPS:
+            raise UserError(f"capability_config with keys {sorted(capability_config)} is not supported on "
+                            f"{map_name} (its teams and start positions come from the map); use a smacv2 map "
+                            f"({', '.join(SMACV2_MAPS)}), a smaclite_<race>_<n>_vs_<m> map, or capability_config={{}}")
+        self.capability_config = dict(capability_config or {})
+        scenario = scenario_for(map_name, self.capability_config) if capability_config else map_name
+        self.core = make_batch(scenario, 1, seed, episode_limit, kwargs)
         f = self.core.features
         self.map_name = map_name
         self.map_type = self.core.map.map_type
@@ -77,7 +99,14 @@ class StarCraft2Env:
         self._state_features = Features(self.core.battle, replace(f.flags, obs_instead_of_state=False)) \
             if f.flags.obs_instead_of_state else f
         self._heuristic = HeuristicPolicy(self.core.battle)
-        self.battles_won = self.battles_game = self.battles_draw = self.timeouts = self.restarts = 0
+        # smac's option attributes, as in effect (obs_all_health implies obs_own_health, as in smac)
+        for name, value in {**asdict(f.flags), **asdict(self.core.rewards)}.items():
+            setattr(self, name, value)
+        self.obs_own_health = f.flags.obs_own_health or f.flags.obs_all_health
+        self.n_obs_pathing, self.n_obs_height = N_PATHING, N_HEIGHT
+        terrain = self.core.map.terrain()  # smac's layout: pathing_grid[x, y], terrain_height flipped along y
+        self.pathing_grid, self.terrain_height = terrain.walkable.copy(), terrain.height.copy()
+        self.battles_won = self.battles_game = self.timeouts = self.force_restarts = 0
         self.reward = 0.0
         self._battle_reward = 0.0
         self._episode_steps = 0
@@ -142,17 +171,22 @@ class StarCraft2Env:
     def full_restart(self) -> None:
         """smac relaunches StarCraft II here; with no process to relaunch it counts a restart (get_stats) and
         ends the episode, so the next call must be reset()."""
-        self.restarts += 1
+        self.force_restarts += 1
         self._done = True
 
     def step(self, actions: Sequence[int] | np.ndarray) -> tuple[float, bool, dict[str, Any]]:
         """Returns (reward, terminated, info) like smac; timeouts are terminal, as in smac's default.
-        info's dead_allies/dead_enemies count the units dead so far this episode."""
+        info's dead_allies/dead_enemies count the units dead so far this episode. With heuristic_ai, as in
+        smac, last_action keeps the actions passed and a mutable `actions` is overwritten with the
+        heuristic's."""
         if self._done:
             raise RuntimeError("the episode is over; call reset()")
         acts = np.asarray([int(a) for a in actions], dtype=np.int64).reshape(1, -1)
         self.core.check_actions(acts, self._current().avail[None])
         out = self.core.step(acts)
+        if self.core.heuristic is not None and isinstance(actions, list | np.ndarray):
+            for a_id, order in enumerate(out.orders[0].tolist()):
+                actions[a_id] = order
         self._done = bool(out.ended[0] or out.timeout[0])
         self._observe()
         self._episode_steps += 1
@@ -166,8 +200,6 @@ class StarCraft2Env:
             if won:
                 self.battles_won += 1
                 info["battle_won"] = True
-            elif not lost:
-                self.battles_draw += 1
         elif out.timeout[0]:
             terminated = True
             self.battles_game += 1
@@ -305,19 +337,27 @@ class StarCraft2Env:
         return {"state_shape": self.get_state_size(), "obs_shape": self.get_obs_size(), "n_actions": self.n_actions,
                 "n_agents": self.n_agents, "episode_limit": self.episode_limit,
                 "agent_features": list(self.ally_state_attr_names),
-                "enemy_features": list(self.enemy_state_attr_names)}
+                "enemy_features": list(self.enemy_state_attr_names), "cap_shape": self.get_cap_size()}
 
     def get_stats(self) -> dict[str, float]:
+        """smac's statistics; as in smac, battles_draw counts the timeouts (a battle where both sides die counts
+        only as a game)."""
         return {"battles_won": self.battles_won, "battles_game": self.battles_game,
-                "battles_draw": self.battles_draw, "win_rate": self.battles_won / max(self.battles_game, 1),
-                "timeouts": self.timeouts, "restarts": self.restarts}
+                "battles_draw": self.timeouts, "win_rate": self.battles_won / max(self.battles_game, 1),
+                "timeouts": self.timeouts, "restarts": self.force_restarts}
 
     def get_visibility_matrix(self) -> np.ndarray:
-        """bool [n_agents, n_agents + n_enemies]: which alive units each alive agent sees (its sight range)."""
-        s = self.core.battle.state
+        """bool [n_agents, n_agents + n_enemies], as smac fills it: the alive enemies within each alive agent's
+        sight range; a pair of alive allies sees each other when the lower-numbered one sees the other (its sight
+        range, both ways); no agent sees itself."""
+        s, a = self.core.battle.state, self.n_agents
         sight, _ = self.core.features.ranges(slice(None))
-        dist = np.abs(s.z[0, None, :] - s.z[0, : self.n_agents, None])
-        return (dist < np.asarray(sight).reshape(-1, 1)) & s.alive[0, None, :] & s.alive[0, : self.n_agents, None]
+        sight = np.broadcast_to(sight, (1, a, 1))[0, :, 0]
+        dist = np.abs(s.z[0, None, :] - s.z[0, :a, None])
+        seen = (dist < sight[:, None]) & s.alive[0, None, :] & s.alive[0, :a, None]
+        allies = np.triu(seen[:, :a], k=1)
+        seen[:, :a] = allies | allies.T
+        return seen
 
     # -- units ------------------------------------------------------------------------------------------
     @property
@@ -348,6 +388,12 @@ class StarCraft2Env:
         """Agent `a_id`'s unit now."""
         self._current()
         return self._units(self._agent(a_id), self._agent(a_id) + 1)[0]
+
+    def get_unit_type_id(self, unit: UnitView, ally: bool) -> int:
+        """The unit's index in the unit-type one-hot, in the allies' or the enemies' order (0 without bits)."""
+        f = self.core.features
+        onehot = (f.ally_onehot if ally else f.enemy_onehot)[self.core.battle.stats.kind[0, unit.tag]]
+        return int(onehot.argmax()) if f.bits else 0
 
     def get_unit_types(self) -> list[int]:
         """SC2 unit-type ids of the agents, then the enemies."""
