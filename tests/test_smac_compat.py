@@ -14,7 +14,7 @@ import pytest
 
 from core.errors import UserError
 from envs.smac.compat import clients_path
-from envs.smac.compat.api import StarCraftCapabilityEnvWrapper
+from envs.smac.compat.api import SMACv2Env, StarCraftCapabilityEnvWrapper
 from envs.smac.starcraft2_env import MultiAgentEnv, StarCraft2Env
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -139,3 +139,12 @@ def test_smacv2_stock_zerg_config_lists_the_same_mix_in_its_own_order():
     with pytest.raises(UserError, match=r"team_gen .* differs"):  # the weights belong to the types
         StarCraftCapabilityEnvWrapper(capability_config={**zerg, "team_gen": {
             **zerg["team_gen"], "weights": [0.45, 0.45, 0.1]}}, map_name="10gen_zerg")
+
+
+def test_smacv2s_env_has_smacv2s_reward_and_sighting_on_smac_maps_too():
+    v2, v1 = SMACv2Env(map_name="3m", seed=0), StarCraft2Env(map_name="3m", seed=0)
+    assert v2.core.rewards.reward_positive_part and v2.core.sighting is not None
+    assert not v1.core.rewards.reward_positive_part and v1.core.sighting is None
+    assert SMACv2Env(map_name="3m", reward_positive_part=False).core.sighting is not None  # options still win
+    with pytest.raises(TypeError):  # smac's second positional argument is step_mul, smacv2's capability_config
+        StarCraft2Env("3m", 8)  # type: ignore[call-arg]

@@ -18,6 +18,7 @@ from envs.smac.heuristic import HeuristicPolicy
 from envs.smac.maps import SMACMap, get_map
 from envs.smac.roster import Roster
 from envs.smac.scenarios import SCENARIOS
+from envs.smac.sighting import EnemySighting
 
 OBS_BLOCK_BYTES = 1 << 20  # observations of this many bytes are computed at once (fits in L2)
 
@@ -71,10 +72,13 @@ class SMACBatch:
         self.all = np.arange(n_envs)
         # SMAC's heuristic_ai: the built-in heuristic replaces whatever actions are passed to step()
         self.heuristic = HeuristicPolicy(self.battle) if heuristic_ai else None
+        self.sighting = EnemySighting(n_envs, self.n_enemies, seed) if self.features.flags.sighted_enemies else None
 
     def seed(self, seed: int | None) -> None:
         self.rng = np.random.default_rng(seed)
         self.battle.rng = self.rng
+        if self.sighting is not None:
+            self.sighting.seed(seed)
 
     def state_dict(self) -> dict[str, Any]:
         """Everything that changes while battles run: battle arrays, random stream, last actions."""
@@ -82,6 +86,8 @@ class SMACBatch:
                                  "last_action": self.last_action.copy(), "max_reward": self.max_reward}
         if self.heuristic is not None:
             state["heuristic_target"] = self.heuristic.target.copy()
+        if self.sighting is not None:
+            state["sighting"] = {"owner": self.sighting.owner.copy(), "rng": self.sighting.rng.bit_generator.state}
         return state
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
@@ -91,6 +97,9 @@ class SMACBatch:
         self.max_reward = state["max_reward"]
         if self.heuristic is not None:
             self.heuristic.target = state["heuristic_target"].copy()
+        if self.sighting is not None:
+            self.sighting.owner[...] = state["sighting"]["owner"]
+            self.sighting.rng.bit_generator.state = state["sighting"]["rng"]
 
     def reset(self, mask: np.ndarray, drawn: tuple[np.ndarray, np.ndarray] | None = None) -> None:
         """New episodes where `mask` is true; `drawn` as in Battle.reset."""
@@ -108,6 +117,8 @@ class SMACBatch:
                                 f"reward_scale_rate {cfg.reward_scale_rate:g}); it must be positive and finite")
         if self.heuristic is not None:
             self.heuristic.reset(mask)
+        if self.sighting is not None:
+            self.sighting.reset(mask)
 
     def step(self, actions: np.ndarray) -> StepOutcome:
         """Advance every env one agent step; `actions` [n_envs, n_agents] must be available actions."""
@@ -118,6 +129,8 @@ class SMACBatch:
         np.put_along_axis(self.last_action, actions[..., None], 1.0, axis=2)
         orders = actions if self.heuristic is None else self.heuristic.orders()
         self.battle.step(orders)
+        if self.sighting is not None:
+            self.sighting.forget(s.alive, a)
         died = prev_alive & ~s.alive
         dead_allies = died[:, :a].sum(1)
         dead_enemies = died[:, a:].sum(1)
@@ -150,36 +163,46 @@ class SMACBatch:
         side = slice(None, self.n_agents) if a else slice(self.n_agents, None)
         return (alive & ~self.battle.stats.is_medivac[:, side]).any(1)
 
-    def observe(self, idx: np.ndarray | None = None, obs_out: np.ndarray | None = None
-                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def observe(self, idx: np.ndarray | None = None, obs_out: np.ndarray | None = None,
+                turns: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(obs [n, A, obs], state [n, state], avail [n, A, n_actions]) for envs `idx` (default: all);
-        observations are written into `obs_out` when given.
+        observations are written into `obs_out` when given. With smacv2's sighting memory each call is one
+        smacv2 get_obs(): the agents sight enemies in the order of `turns` [n, A] (default: a random order;
+        see envs.smac.sighting).
 
         Large batches are observed in blocks of envs whose observations fit in a CPU cache: each feature
         is written as a separate strided pass, which would otherwise go out to memory every time."""
         idx = self.all if idx is None else idx
         n, f = len(idx), self.features
+        if self.sighting is not None and turns is None:
+            turns = self.sighting.random_turns(n, self.n_agents)
         block = max(1, OBS_BLOCK_BYTES // (4 * f.obs_size * self.n_agents))
         if n <= block:
-            return self._observe(slice(None) if idx is self.all else idx, obs_out)
+            return self._observe(slice(None) if idx is self.all else idx, obs_out, turns)
         obs = np.empty((n, self.n_agents, f.obs_size), np.float32) if obs_out is None else obs_out
         state = np.empty((n, f.state_size), np.float32)
         avail = np.empty((n, self.n_agents, self.n_actions), bool)
         for start in range(0, n, block):
             part = slice(start, start + block)
             sub = part if idx is self.all else idx[part]  # a slice reads views, not copies
-            _, state[part], avail[part] = self._observe(sub, obs[part])
+            _, state[part], avail[part] = self._observe(sub, obs[part], None if turns is None else turns[part])
         return obs, state, avail
 
-    def _observe(self, idx: np.ndarray | slice, obs_out: np.ndarray | None
+    def _observe(self, idx: np.ndarray | slice, obs_out: np.ndarray | None, turns: np.ndarray | None
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        f = self.features
+        f, a = self.features, self.n_agents
         rel = f.relative(idx)
         dist = np.abs(rel)
         avail = f.avail(idx, dist)
+        shown = None
+        if self.sighting is not None:
+            assert turns is not None
+            sight, _ = f.ranges(idx)
+            in_sight = (dist[:, :, a:] < sight) & self.battle.state.alive[idx, :a, None]
+            shown = self.sighting.shown(self.sighting.sight(idx, in_sight, turns))
         last = self.last_action[idx]
         steps = self.battle.state.steps
-        obs = f.obs(idx, rel, dist, avail, last, steps, self.limit, obs_out)
+        obs = f.obs(idx, rel, dist, avail, last, steps, self.limit, obs_out, shown)
         state = f.state(idx, obs, last, steps, self.limit)
         return obs, state, avail
 
@@ -238,6 +261,9 @@ def make_batch(map_name: str, n_envs: int, seed: int | None, episode_limit: int 
     if unknown:
         raise UserError(f"unknown SMAC option(s) {', '.join(unknown)}; valid: "
                         f"{', '.join(sorted(REWARD_KEYS | FLAG_KEYS))}")
+    if flags.get("obs_instead_of_state") and flags.get("sighted_enemies"):
+        raise UserError(f"obs_instead_of_state is not available on {map_name}: its observations remember sighted "
+                        f"enemies as smacv2's do (sighted_enemies), and smacv2 does not implement it")
     return SMACBatch(smac_map, n_envs, seed,
                      FeatureFlags(**{k: v for k, v in flags.items() if k in FLAG_KEYS}),
                      RewardConfig(**{k: v for k, v in flags.items() if k in REWARD_KEYS}), episode_limit,

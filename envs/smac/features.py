@@ -36,6 +36,7 @@ class FeatureFlags:
     min_attack_range: float = 2.0  # smacv2: shoot range = max(weapon range, this) with use_unit_ranges
     obs_pathing_grid: bool = False  # the walkable flag at 8 points around the agent (smac's move features)
     obs_terrain_height: bool = False  # the terrain height at those points and the agent's own cell
+    sighted_enemies: bool = False  # smacv2: enemies show only once the team has sighted them (envs.smac.sighting)
 
 
 class Features:
@@ -146,15 +147,19 @@ class Features:
 
     # -- observations -----------------------------------------------------------------------------------
     def obs(self, idx: np.ndarray | slice, rel: np.ndarray, dist: np.ndarray, avail: np.ndarray,
-            last_action: np.ndarray, steps: np.ndarray, limit: int, out: np.ndarray | None = None) -> np.ndarray:
+            last_action: np.ndarray, steps: np.ndarray, limit: int, out: np.ndarray | None = None,
+            enemy_shown: np.ndarray | None = None) -> np.ndarray:
         """Observations [n, A, obs_size] (float32), every column written through views of `out` (no copy).
         Each feature is written already multiplied by its unit's visibility (numpy is slow to mask the
-        short feature axis afterwards). `rel` and `dist` are divided by the sight range in place."""
+        short feature axis afterwards). `rel` and `dist` are divided by the sight range in place.
+        `enemy_shown` [n, A, E] further hides enemies (smacv2's sighting memory)."""
         s, st, a, e, flags = self.b.state, self.b.stats, self.n_agents, self.n_enemies, self.flags
         n = len(dist)
         alive = s.alive[idx]
         sight, _ = self.ranges(idx)
         visible = (alive[:, None, :] & (dist < sight) & alive[:, :a, None]).astype(np.float32)  # [n, A, U]
+        if enemy_shown is not None:
+            visible[:, :, a:] *= enemy_shown
         # rel / sight without numpy's slow complex division (which multiplies by 1 / sight, as here)
         xy = rel.view(np.float32)
         xy *= np.float32(1.0) / np.float32(sight)

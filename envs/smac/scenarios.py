@@ -22,7 +22,8 @@ RACES = {  # SMACv2 example configs (SMAC_SPEC.md §1.4)
     "zerg": (["zergling", "hydralisk", "baneling"], [0.45, 0.45, 0.1], ("baneling",)),
 }
 SIZES = ((5, 5), (10, 10), (20, 20), (10, 11), (20, 23))
-SMACV2_FLAGS = {"obs_own_pos": True, "use_unit_ranges": True, "min_attack_range": 2.0, "reward_positive_part": True}
+SMACV2_FLAGS = {"obs_own_pos": True, "use_unit_ranges": True, "min_attack_range": 2.0, "reward_positive_part": True,
+                "sighted_enemies": True}
 LIMIT = 200
 MAP_FILE = "32x32_flat"  # the map smacv2 plays these scenarios on: open ground, walkable x 2-29, y 2-29
 

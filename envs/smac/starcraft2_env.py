@@ -34,6 +34,7 @@ from envs.smac.maps import MAP_SIZE
 from envs.smac.render import render_frame
 from envs.smac.roster import ProceduralRoster
 from envs.smac.scenarios import SMACV2_MAPS, scenario_for
+from envs.smac.sighting import NO_TURN
 from envs.smac.unit_view import SC2_UNIT_TYPE_IDS, AgentCommand, Direction, Point, UnitView
 
 
@@ -71,10 +72,11 @@ class StarCraft2Env(MultiAgentEnv):
     n_actions_move = 4
     map_x = map_y = max_distance_x = max_distance_y = MAP_SIZE
 
-    def __init__(self, map_name: str = "8m", seed: int | None = None, continuing_episode: bool = False,
+    def __init__(self, map_name: str = "8m", *, seed: int | None = None, continuing_episode: bool = False,
                  episode_limit: int | None = None, heuristic_rest: bool = False,
                  capability_config: Mapping[str, Any] | None = None, **kwargs: Any) -> None:
-        """smac's and smacv2's keyword arguments (plus `episode_limit`, which overrides the map's limit)."""
+        """smac's and smacv2's keyword arguments (plus `episode_limit`, which overrides the map's limit); only
+        map_name may be positional (smac's and smacv2's second positional arguments differ)."""
         if capability_config and map_name not in SMACV2_MAPS:
             raise UserError(f"capability_config with keys {sorted(capability_config)} is not supported on "
                             f"{map_name} (its teams and start positions come from the map); use a smacv2 map "
@@ -226,8 +228,16 @@ class StarCraft2Env(MultiAgentEnv):
         return self._battle_reward
 
     def _observe(self) -> None:
-        obs, state, avail = self.core.observe()
+        """Cache what the agents see now (with smacv2's sighting memory no agent sights anything here: as in
+        smacv2, only get_obs and get_obs_agent do)."""
+        turns = None if self.core.sighting is None else np.full((1, self.n_agents), NO_TURN)
+        obs, state, avail = self.core.observe(turns=turns)
         self._seen = Seen(obs[0], state[0], avail[0])
+
+    def _sighting_pass(self, turns: np.ndarray) -> np.ndarray:
+        """Observations [n_agents, obs_size] from one of smacv2's sighting passes (agents in `turns` order)."""
+        self._current()
+        return self.core.observe(turns=turns)[0][0]
 
     def _current(self) -> Seen:
         if self._seen is None:
@@ -242,10 +252,21 @@ class StarCraft2Env(MultiAgentEnv):
 
     # -- observations -----------------------------------------------------------------------------------
     def get_obs(self) -> list[np.ndarray]:
+        """Every agent's observation. With smacv2's sighting memory (smaclite_* maps) each call is one of
+        smacv2's get_obs passes: the agents take turns in a random order to sight enemies, so a second call in
+        the same step can show enemies the first did not (see envs.smac.sighting)."""
+        if self.core.sighting is not None:
+            return list(self._sighting_pass(self.core.sighting.random_turns(1, self.n_agents)))
         return [o.copy() for o in self._current().obs]
 
     def get_obs_agent(self, agent_id: int) -> np.ndarray:
-        return self._current().obs[self._agent(agent_id)].copy()
+        """One agent's observation (with smacv2's sighting memory, a pass in which only this agent sights)."""
+        agent_id = self._agent(agent_id)
+        if self.core.sighting is not None:
+            turns = np.full((1, self.n_agents), NO_TURN)
+            turns[0, agent_id] = 0.0
+            return self._sighting_pass(turns)[agent_id]
+        return self._current().obs[agent_id].copy()
 
     def get_obs_size(self) -> int:
         return self.core.features.obs_size

@@ -1,11 +1,23 @@
 """The names client code imports from smac.env and smacv2.env, on the built-in simulator."""
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from envs.smac.starcraft2_env import MultiAgentEnv, StarCraft2Env
 
-__all__ = ["MultiAgentEnv", "StarCraft2Env", "StarCraftCapabilityEnvWrapper"]
+__all__ = ["MultiAgentEnv", "SMACv2Env", "StarCraft2Env", "StarCraftCapabilityEnvWrapper"]
+# what smacv2's StarCraft2Env does differently on smac's maps: its reward clips at 0 where smac takes abs(), and
+# its observations remember sighted enemies (envs.smac.sighting); the smaclite_* scenarios have both already
+SMACV2_ON_SMAC_MAPS = {"reward_positive_part": True, "sighted_enemies": True}
+
+
+class SMACv2Env(StarCraft2Env):
+    """smacv2.env.StarCraft2Env: the simulator's env with smacv2's reward and sighting memory on every map."""
+
+    def __init__(self, map_name: str = "8m", capability_config: Mapping[str, Any] | None = None,
+                 **kwargs: Any) -> None:
+        super().__init__(map_name, capability_config=capability_config, **{**SMACV2_ON_SMAC_MAPS, **kwargs})
 
 
 class StarCraftCapabilityEnvWrapper(MultiAgentEnv):
@@ -15,7 +27,7 @@ class StarCraftCapabilityEnvWrapper(MultiAgentEnv):
 
     def __init__(self, **kwargs: Any) -> None:
         self.distribution_config = kwargs["capability_config"]
-        self.env = StarCraft2Env(**{"map_name": "10gen_protoss", **kwargs})
+        self.env = SMACv2Env(**{"map_name": "10gen_protoss", **kwargs})
 
     def __getattr__(self, name: str) -> Any:
         if name == "env":  # not set yet: the constructor failed

@@ -2,7 +2,7 @@
 from smacv2 import loader as _loader
 
 _api = _loader.import_simulator("envs.smac.compat.api")
-StarCraft2Env = _api.StarCraft2Env
+StarCraft2Env = _api.SMACv2Env
 StarCraftCapabilityEnvWrapper = _api.StarCraftCapabilityEnvWrapper
 MultiAgentEnv = _api.MultiAgentEnv
 
