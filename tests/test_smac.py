@@ -406,6 +406,13 @@ def test_generated_scenarios_draw_new_teams_and_positions_each_episode():
     assert not (kinds[:, :10] == medivac).all(1).any()  # never an all-medivac team
     surrounded = np.abs(b.state.z[:, :10] - (16 + 16j)).max(1) < 1.0
     assert 0 < surrounded.sum() < 64  # both start-position kinds occur
+    # as smacv2 draws them: each enemy group (one per diagonal) takes the next enemies in order, and a
+    # reflected draw's extra enemy starts anywhere in the right half
+    enemies = b.state.z[:, 10:] - (16 + 16j)
+    diagonal = (enemies.real > 0) * 2 + (enemies.imag > 0)
+    runs = (np.diff(diagonal[surrounded], axis=1) != 0).sum(1) + 1
+    assert (runs == [len(set(row)) for row in diagonal[surrounded].tolist()]).all()
+    assert (enemies.real[~surrounded, 10] >= -0.5).all() and (enemies.real[~surrounded, 10] < 1.0).any()
     again = smac_vec("smaclite_terran_10_vs_11", n_envs=64, seed=1)
     again.reset()
     np.testing.assert_array_equal(again.core.battle.stats.kind, kinds)  # same seed, same episodes

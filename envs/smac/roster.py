@@ -111,7 +111,7 @@ class ProceduralRoster:
         a, e = self.n_units, self.n_enemies
         allies = rng.uniform([0, 0], [MAP_SIZE / 2 - 1, MAP_SIZE], (n, a, 2))
         enemies = np.concatenate([np.stack([MAP_SIZE - allies[..., 0], allies[..., 1]], -1),
-                                  rng.uniform([MAP_SIZE / 2 + 1, 0], [MAP_SIZE, MAP_SIZE], (n, max(e - a, 0), 2))],
+                                  rng.uniform([MAP_SIZE / 2, 0], [MAP_SIZE, MAP_SIZE], (n, max(e - a, 0), 2))],
                                  axis=1)[:, :e]
         return np.concatenate([allies, enemies], axis=1)
 
@@ -122,7 +122,8 @@ class ProceduralRoster:
         corners = np.array([[0, 0], [0, MAP_SIZE], [MAP_SIZE, 0], [MAP_SIZE, MAP_SIZE]], float)
         near = centre + np.sign(corners - centre) * 2  # centre +- 2 toward each corner
         n_groups = rng.integers(1, 5, n)
-        group = (rng.random((n, e)) * n_groups[:, None]).astype(int)  # each enemy joins one of the groups
+        # the groups' sizes are multinomial and each takes the next enemies in order, as smacv2 fills them
+        group = np.sort((rng.random((n, e)) * n_groups[:, None]).astype(int), axis=1)
         which = np.argsort(rng.random((n, 4)), axis=1)  # a random permutation of the corners per env
         corner = which[np.arange(n)[:, None], group]
         t = rng.random((n, 4))[np.arange(n)[:, None], corner][..., None]
