@@ -43,7 +43,8 @@ SMAC_NAMES = ["get_state_dict", "get_obs_move_feats_size", "get_obs_enemy_feats_
               "state_last_action", "state_timestep_number", "obs_timestep_number", "reward_sparse", "reward_win",
               "reward_only_positive", "reward_scale", "reward_scale_rate", "reward_death_value"]
 SMACV2_NAMES = ["get_obs_feature_names", "get_state_feature_names", "get_capabilities", "get_capabilities_agent",
-                "get_cap_size", "get_true_avail_agent_actions"]
+                "get_cap_size", "get_true_avail_agent_actions", "obs_feature_names", "state_feature_names",
+                "capability_config", "obs_own_pos", "use_unit_ranges", "min_attack_range"]
 
 
 def started(map_name: str = "3m", seed: int = 0, **kwargs: Any) -> StarCraft2Env:
@@ -111,8 +112,10 @@ def test_feature_names_label_the_right_columns_on_3m():
                          "ally_health_1"]
     assert state[-2:] == ["ally_last_action_2_action_8", "timestep"]
     env.step([1, 1, 1])
-    obs, full = env.get_obs_agent(0), env.get_state()
+    obs, full = env.get_obs_agent(0, fully_observable=False), env.get_state()
     assert obs[names.index("own_health")] == 1.0 and obs[-1] == pytest.approx(1 / 60)
+    with pytest.raises(UserError, match="fully_observable=True is not supported"):
+        env.get_obs_agent(0, fully_observable=True)
     assert full[state.index("ally_last_action_2_action_1")] == 1.0 and full[-1] == pytest.approx(1 / 60)
 
 
@@ -404,7 +407,9 @@ def test_draws_count_timeouts_as_smac_does():
 
 def test_option_attributes_terrain_and_unit_type_ids():
     env = started("2s3z", obs_all_health=True, obs_own_health=False, obs_pathing_grid=True)
-    assert env.obs_own_health and env.obs_pathing_grid and not env.obs_terrain_height and env.reward_win == 200
+    # set from the options in effect, as smac sets them (obs_all_health turns obs_own_health on)
+    options = {name: getattr(env, name) for name in ("obs_pathing_grid", "obs_terrain_height", "reward_win")}
+    assert env.obs_own_health and options == {"obs_pathing_grid": True, "obs_terrain_height": False, "reward_win": 200}
     assert (env.n_obs_pathing, env.n_obs_height) == (8, 9)
     assert env.pathing_grid.shape == env.terrain_height.shape == (32, 32) and env.pathing_grid.dtype == bool
     unit = env.get_unit_by_id(2)  # 2s3z: stalkers then zealots; the one-hot is [stalker, zealot]
@@ -414,6 +419,7 @@ def test_option_attributes_terrain_and_unit_type_ids():
 
 @pytest.mark.parametrize("key, value", [("step_mul", 4), ("move_amount", 3)])
 def test_engine_settings_the_simulator_fixes_are_errors_off_their_default(key, value):
-    StarCraft2Env(map_name="3m", **{key: PYMARL_SC2[key]})
+    default: dict[str, Any] = {key: PYMARL_SC2[key]}
+    StarCraft2Env(map_name="3m", **default)
     with pytest.raises(UserError, match=f"{key}={value} is not supported"):
-        StarCraft2Env(map_name="3m", **{key: value})
+        StarCraft2Env(map_name="3m", **{**default, key: value})

@@ -146,5 +146,8 @@ def test_smacv2s_env_has_smacv2s_reward_and_sighting_on_smac_maps_too():
     assert v2.core.rewards.reward_positive_part and v2.core.sighting is not None
     assert not v1.core.rewards.reward_positive_part and v1.core.sighting is None
     assert SMACv2Env(map_name="3m", reward_positive_part=False).core.sighting is not None  # options still win
+    timed: dict[str, Any] = {"map_name": "3m", "obs_timestep_number": True}
+    assert SMACv2Env(**timed).get_obs_own_feats_size() + 1 == StarCraft2Env(**timed).get_obs_own_feats_size()
+    assert SMACv2Env(map_name="10gen_zerg", capability_config={"n_units": 5, "n_enemies": 5}).map_type == "zerg_gen"
     with pytest.raises(TypeError):  # smac's second positional argument is step_mul, smacv2's capability_config
         StarCraft2Env("3m", 8)  # type: ignore[call-arg]

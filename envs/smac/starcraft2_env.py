@@ -33,7 +33,7 @@ from envs.smac.heuristic import HeuristicPolicy
 from envs.smac.maps import MAP_SIZE
 from envs.smac.render import render_frame
 from envs.smac.roster import ProceduralRoster
-from envs.smac.scenarios import SMACV2_MAPS, scenario_for
+from envs.smac.scenarios import SCENARIOS, SMACV2_MAPS, scenario_for
 from envs.smac.sighting import NO_TURN
 from envs.smac.unit_view import SC2_UNIT_TYPE_IDS, AgentCommand, Direction, Point, UnitView
 
@@ -86,7 +86,8 @@ class StarCraft2Env(MultiAgentEnv):
         self.core = make_batch(scenario, 1, seed, episode_limit, kwargs)
         f = self.core.features
         self.map_name = map_name
-        self.map_type = self.core.map.map_type
+        # smacv2 names its generated maps' types <race>_gen
+        self.map_type = self.core.map.map_type + "_gen" * (self.core.map.name in SCENARIOS)
         self._seed = seed
         self.continuing_episode = continuing_episode
         self.heuristic_rest = heuristic_rest
@@ -96,7 +97,7 @@ class StarCraft2Env(MultiAgentEnv):
         self.unit_type_bits, self.shield_bits_ally, self.shield_bits_enemy = f.bits, f.ally_shield, f.enemy_shield
         self.ally_state_attr_names = ally_state_attributes(f)
         self.enemy_state_attr_names = enemy_state_attributes(f)
-        self._obs_names, self._state_names = obs_feature_names(f), state_feature_names(f)
+        self.obs_feature_names, self.state_feature_names = obs_feature_names(f), state_feature_names(f)  # smacv2's
         # get_state_dict needs the state layout even when the state is the concatenated observations
         self._state_features = Features(self.core.battle, replace(f.flags, obs_instead_of_state=False)) \
             if f.flags.obs_instead_of_state else f
@@ -259,8 +260,12 @@ class StarCraft2Env(MultiAgentEnv):
             return list(self._sighting_pass(self.core.sighting.random_turns(1, self.n_agents)))
         return [o.copy() for o in self._current().obs]
 
-    def get_obs_agent(self, agent_id: int) -> np.ndarray:
-        """One agent's observation (with smacv2's sighting memory, a pass in which only this agent sights)."""
+    def get_obs_agent(self, agent_id: int, fully_observable: bool = False) -> np.ndarray:
+        """One agent's observation (with smacv2's sighting memory, a pass in which only this agent sights);
+        smacv2's `fully_observable` is accepted at False only."""
+        if fully_observable:
+            raise UserError("fully_observable=True is not supported by the built-in SMAC simulator (observations "
+                            "always respect sight ranges)")
         agent_id = self._agent(agent_id)
         if self.core.sighting is not None:
             turns = np.full((1, self.n_agents), NO_TURN)
@@ -290,7 +295,7 @@ class StarCraft2Env(MultiAgentEnv):
 
     def get_obs_feature_names(self) -> list[str]:
         """smacv2's names of the observation columns (allies as agent 0 sees them)."""
-        return list(self._obs_names)
+        return list(self.obs_feature_names)
 
     def get_state(self) -> np.ndarray:
         return self._current().state.copy()
@@ -300,7 +305,7 @@ class StarCraft2Env(MultiAgentEnv):
 
     def get_state_feature_names(self) -> list[str]:
         """smacv2's names of the state columns."""
-        return list(self._state_names)
+        return list(self.state_feature_names)
 
     def get_state_dict(self) -> dict[str, Any]:
         """The state in parts, as smac: allies [n_agents, nf], enemies [n_enemies, nf] (float32), plus

@@ -19,6 +19,10 @@ class SMACv2Env(StarCraft2Env):
                  **kwargs: Any) -> None:
         super().__init__(map_name, capability_config=capability_config, **{**SMACV2_ON_SMAC_MAPS, **kwargs})
 
+    def get_obs_own_feats_size(self) -> int:
+        """smacv2 leaves the timestep out of this count (smac counts it)."""
+        return super().get_obs_own_feats_size() - int(self.core.features.flags.obs_timestep_number)
+
 
 class StarCraftCapabilityEnvWrapper(MultiAgentEnv):
     """smacv2's wrapper, keyword arguments only: `env` is a StarCraft2Env playing the capability config on the
