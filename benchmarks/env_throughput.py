@@ -1,6 +1,9 @@
 """Raw env throughput of a vector env with random valid actions.
 
     python benchmarks/env_throughput.py --env smac_3m --n-envs 256 --steps 200
+    python benchmarks/env_throughput.py --env smaclite_protoss_5_vs_5 env.sighted_enemies=false
+
+Trailing env.KEY=VALUE pairs set env options, as on the training command line.
 
 Prints steps per second; the last line is `env_steps_per_s=N` (env steps = vector steps x n_envs), the best
 of `--repeats` timed runs (the machine's speed varies by tens of percent between runs; the median is printed
@@ -13,16 +16,19 @@ import argparse
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import envs
+from core.config import parse_overrides
 
 
-def measure(name: str, n_envs: int, steps: int, seed: int = 0, repeats: int = 3) -> list[float]:
-    venv = envs.make_vec(name, n_envs=n_envs, seed=seed)
+def measure(name: str, n_envs: int, steps: int, seed: int = 0, repeats: int = 3,
+            options: dict[str, Any] | None = None) -> list[float]:
+    venv = envs.make_vec(name, n_envs=n_envs, seed=seed, **(options or {}))
     rng = np.random.default_rng(seed)
     step = venv.reset()
     groups = [g.name for g in venv.spec.groups]
@@ -48,8 +54,12 @@ def main() -> None:
     p.add_argument("--n-envs", type=int, default=256)
     p.add_argument("--steps", type=int, default=200)
     p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("options", nargs="*", metavar="env.KEY=VALUE")
     args = p.parse_args()
-    rates = measure(args.env, args.n_envs, args.steps, repeats=args.repeats)
+    overrides = parse_overrides(args.options)
+    if set(overrides) - {"env"}:
+        p.error(f"options must be env.KEY=VALUE, got {args.options}")
+    rates = measure(args.env, args.n_envs, args.steps, repeats=args.repeats, options=overrides.get("env"))
     print(f"{args.env}: {args.n_envs} envs x {args.steps} steps x {args.repeats} repeats; "
           f"median {np.median(rates):,.0f} env steps/s")
     print(f"env_steps_per_s={max(rates):.0f}")

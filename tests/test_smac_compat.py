@@ -149,5 +149,8 @@ def test_smacv2s_env_has_smacv2s_reward_and_sighting_on_smac_maps_too():
     timed: dict[str, Any] = {"map_name": "3m", "obs_timestep_number": True}
     assert SMACv2Env(**timed).get_obs_own_feats_size() + 1 == StarCraft2Env(**timed).get_obs_own_feats_size()
     assert SMACv2Env(map_name="10gen_zerg", capability_config={"n_units": 5, "n_enemies": 5}).map_type == "zerg_gen"
-    with pytest.raises(TypeError):  # smac's second positional argument is step_mul, smacv2's capability_config
-        StarCraft2Env("3m", 8)  # type: ignore[call-arg]
+    for env_class in (StarCraft2Env, SMACv2Env):  # positional as in smac and smacv2: step_mul, ..., seed
+        env = env_class("3m", 8, 2, "7", None, 5)
+        assert env.step_mul == 8 and env.seed() == 5
+    with pytest.raises(UserError, match="step_mul=4 is not supported"):
+        SMACv2Env("3m", 4)

@@ -133,7 +133,15 @@ def test_sighting_is_saved_and_resumed_exactly():
     saved = core.state_dict()
     again = make_batch("smaclite_terran_5_vs_5", 4, 99, None, {})
     again.load_state_dict(saved)
-    np.testing.assert_array_equal(core.observe()[0], again.observe()[0])
+    assert core.sighting is not None and again.sighting is not None
+    np.testing.assert_array_equal(again.sighting.owner, core.sighting.owner)
+    assert (core.sighting.owner >= 0).any()
+    for _ in range(5):
+        (obs, _, avail), (obs_again, _, _) = core.observe(), again.observe()
+        np.testing.assert_array_equal(obs, obs_again)
+        actions = np.argmax(rng.random((4, 5, core.n_actions)) * avail, -1)
+        core.step(actions)
+        again.step(actions)
 
 
 def test_smacv2_observations_cannot_stand_in_for_the_state():

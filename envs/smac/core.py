@@ -97,7 +97,7 @@ class SMACBatch:
         self.max_reward = state["max_reward"]
         if self.heuristic is not None:
             self.heuristic.target = state["heuristic_target"].copy()
-        if self.sighting is not None:
+        if self.sighting is not None and "sighting" in state:  # checkpoints from before it remember nothing
             self.sighting.owner[...] = state["sighting"]["owner"]
             self.sighting.rng.bit_generator.state = state["sighting"]["rng"]
 

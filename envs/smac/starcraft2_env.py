@@ -72,11 +72,14 @@ class StarCraft2Env(MultiAgentEnv):
     n_actions_move = 4
     map_x = map_y = max_distance_x = max_distance_y = MAP_SIZE
 
-    def __init__(self, map_name: str = "8m", *, seed: int | None = None, continuing_episode: bool = False,
+    def __init__(self, map_name: str = "8m", step_mul: int = 8, move_amount: int = 2, difficulty: str = "7",
+                 game_version: str | None = None, seed: int | None = None, continuing_episode: bool = False, *,
                  episode_limit: int | None = None, heuristic_rest: bool = False,
                  capability_config: Mapping[str, Any] | None = None, **kwargs: Any) -> None:
-        """smac's and smacv2's keyword arguments (plus `episode_limit`, which overrides the map's limit); only
-        map_name may be positional (smac's and smacv2's second positional arguments differ)."""
+        """smac's and smacv2's arguments, the first seven also positionally in their order (plus
+        `episode_limit`, which overrides the map's limit)."""
+        kwargs = {"step_mul": step_mul, "move_amount": move_amount, "difficulty": difficulty,
+                  "game_version": game_version, **kwargs}
         if capability_config and map_name not in SMACV2_MAPS:
             raise UserError(f"capability_config with keys {sorted(capability_config)} is not supported on "
                             f"{map_name} (its teams and start positions come from the map); use a smacv2 map "
@@ -91,6 +94,9 @@ class StarCraft2Env(MultiAgentEnv):
         self._seed = seed
         self.continuing_episode = continuing_episode
         self.heuristic_rest = heuristic_rest
+        self.heuristic_ai = self.core.heuristic is not None
+        self.step_mul, self.move_amount, self.difficulty, self.game_version = step_mul, move_amount, difficulty, \
+            game_version
         self.n_agents, self.n_enemies = self.core.n_agents, self.core.n_enemies
         self.n_actions = self.core.n_actions
         self.episode_limit = self.core.limit
@@ -102,7 +108,8 @@ class StarCraft2Env(MultiAgentEnv):
         self._state_features = Features(self.core.battle, replace(f.flags, obs_instead_of_state=False)) \
             if f.flags.obs_instead_of_state else f
         self._heuristic = HeuristicPolicy(self.core.battle)
-        # smac's option attributes, as in effect (obs_all_health implies obs_own_health, as in smac)
+        # smac's option attributes, as in effect (obs_all_health implies obs_own_health, as in smac); they are
+        # read here once, so setting one afterwards changes nothing
         for name, value in {**asdict(f.flags), **asdict(self.core.rewards)}.items():
             setattr(self, name, value)
         self.obs_own_health = f.flags.obs_own_health or f.flags.obs_all_health
@@ -187,7 +194,7 @@ class StarCraft2Env(MultiAgentEnv):
         acts = np.asarray([int(a) for a in actions], dtype=np.int64).reshape(1, -1)
         self.core.check_actions(acts, self._current().avail[None])
         out = self.core.step(acts)
-        if self.core.heuristic is not None and isinstance(actions, list | np.ndarray):
+        if self.core.heuristic is not None and hasattr(actions, "__setitem__"):
             for a_id, order in enumerate(out.orders[0].tolist()):
                 actions[a_id] = order
         self._done = bool(out.ended[0] or out.timeout[0])

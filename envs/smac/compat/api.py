@@ -1,7 +1,6 @@
 """The names client code imports from smac.env and smacv2.env, on the built-in simulator."""
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from envs.smac.starcraft2_env import MultiAgentEnv, StarCraft2Env
@@ -15,9 +14,8 @@ SMACV2_ON_SMAC_MAPS = {"reward_positive_part": True, "sighted_enemies": True}
 class SMACv2Env(StarCraft2Env):
     """smacv2.env.StarCraft2Env: the simulator's env with smacv2's reward and sighting memory on every map."""
 
-    def __init__(self, map_name: str = "8m", capability_config: Mapping[str, Any] | None = None,
-                 **kwargs: Any) -> None:
-        super().__init__(map_name, capability_config=capability_config, **{**SMACV2_ON_SMAC_MAPS, **kwargs})
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **{**SMACV2_ON_SMAC_MAPS, **kwargs})
 
     def get_obs_own_feats_size(self) -> int:
         """smacv2 leaves the timestep out of this count (smac counts it)."""
