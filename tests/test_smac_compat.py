@@ -58,11 +58,11 @@ print("shapes", info["obs_shape"], info["state_shape"], info["n_actions"])
 """
 
 
-def run_client(tmp_path: Path, pythonpath: list[Path], env: dict[str, str] | None = None
+def run_client(tmp_path: Path, pythonpath: list[Path], env: dict[str, str] | None = None, main: str = CLIENT_MAIN
                ) -> subprocess.CompletedProcess[str]:
     (tmp_path / "envs").mkdir(exist_ok=True)
     (tmp_path / "envs" / "__init__.py").write_text(textwrap.dedent(CLIENT_ENVS))
-    (tmp_path / "main.py").write_text(textwrap.dedent(CLIENT_MAIN))
+    (tmp_path / "main.py").write_text(textwrap.dedent(main))
     environ = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     environ["PYTHONPATH"] = os.pathsep.join(str(p) for p in pythonpath)
     return subprocess.run([sys.executable, "main.py"], cwd=tmp_path, capture_output=True, text=True,
@@ -78,6 +78,51 @@ def test_a_pymarl_style_client_with_its_own_envs_package_runs_unchanged(tmp_path
     assert [line.split()[0] for line in lines[:2]] == ["episode", "episode"]
     assert out.stderr.splitlines() == [f"smac: Concerto's built-in StarCraft II simulator (no StarCraft II "
                                        f"binary), from {clients_path()}"]
+
+
+# EPyMARL's sc2v2 path (src/envs/smacv2_wrapper.py) with its stock protoss_5_vs_5.yaml env_args: the wrapper is
+# built from keyword arguments, reset() returns (obs, state), and its runner calls get_obs() again after reset
+# and after the step in which the wrapper already called it
+SMACV2_CLIENT = """
+import numpy as np
+from smacv2.env.starcraft2.wrapper import StarCraftCapabilityEnvWrapper
+
+env_args = dict(continuing_episode=False, difficulty="7", game_version=None, map_name="10gen_protoss",
+                move_amount=2, obs_all_health=True, obs_instead_of_state=False, obs_last_action=False,
+                obs_own_health=True, obs_pathing_grid=False, obs_terrain_height=False, obs_timestep_number=False,
+                reward_death_value=10, reward_defeat=0, reward_negative_scale=0.5, reward_only_positive=True,
+                reward_scale=True, reward_scale_rate=20, reward_sparse=False, reward_win=200, replay_dir="",
+                replay_prefix="", conic_fov=False, use_unit_ranges=True, min_attack_range=2, obs_own_pos=True,
+                num_fov_actions=12, state_last_action=True, state_timestep_number=False, step_mul=8,
+                heuristic_ai=False, debug=False, seed=0,
+                capability_config={"n_units": 5, "n_enemies": 5,
+                                   "team_gen": {"dist_type": "weighted_teams",
+                                                "unit_types": ["stalker", "zealot", "colossus"],
+                                                "weights": [0.45, 0.45, 0.1], "observe": True},
+                                   "start_positions": {"dist_type": "surrounded_and_reflect", "p": 0.5,
+                                                       "map_x": 32, "map_y": 32}})
+env = StarCraftCapabilityEnvWrapper(**env_args)
+info = env.get_env_info()
+rng = np.random.default_rng(0)
+for episode in range(2):
+    obs, state = env.reset()
+    obs = env.get_obs()
+    terminated = False
+    while not terminated:
+        avail = np.array(env.get_avail_actions())
+        reward, terminated, step_info = env.step([int(rng.choice(np.flatnonzero(a))) for a in avail])
+        env.get_obs()
+        obs, state = env.get_obs(), env.get_state()
+    print("episode", episode, len(obs), obs[0].shape, state.shape, env.get_stats()["battles_game"])
+print("info", info["obs_shape"], info["state_shape"], info["n_actions"], info["cap_shape"], env.episode_limit)
+"""
+
+
+def test_an_epymarl_style_smacv2_client_runs_unchanged(tmp_path):
+    out = run_client(tmp_path, [clients_path()], main=SMACV2_CLIENT)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == ["episode 0 5 (92,) (130,) 1", "episode 1 5 (92,) (130,) 2",
+                                       "info 92 130 11 3 200"]
 
 
 def test_a_real_smac_install_is_not_shadowed_silently(tmp_path):
