@@ -384,8 +384,7 @@ class StarCraft2Env(MultiAgentEnv):
         sight range; a pair of alive allies sees each other when the lower-numbered one sees the other (its sight
         range, both ways); no agent sees itself."""
         s, a = self.core.battle.state, self.n_agents
-        sight, _ = self.core.features.ranges(slice(None))
-        sight = np.broadcast_to(sight, (1, a, 1))[0, :, 0]
+        sight, _ = self._agent_ranges()
         dist = np.abs(s.z[0, None, :] - s.z[0, :a, None])
         seen = (dist < sight[:, None]) & s.alive[0, None, :] & s.alive[0, :a, None]
         allies = np.triu(seen[:, :a], k=1)
@@ -447,13 +446,17 @@ class StarCraft2Env(MultiAgentEnv):
 
     def unit_shoot_range(self, agent_id: int) -> float:
         """Attack actions are available within this distance: 6, or with use_unit_ranges the unit's own."""
-        _, shoot = self.core.features.ranges(slice(None))
-        return float(np.broadcast_to(shoot, (1, self.n_agents, 1))[0, self._agent(agent_id), 0])
+        return float(self._agent_ranges()[1][self._agent(agent_id)])
 
     def unit_sight_range(self, agent_id: int) -> float:
         """Units closer than this are visible: 9, or with use_unit_ranges the unit's own."""
-        sight, _ = self.core.features.ranges(slice(None))
-        return float(np.broadcast_to(sight, (1, self.n_agents, 1))[0, self._agent(agent_id), 0])
+        return float(self._agent_ranges()[0][self._agent(agent_id)])
+
+    def _agent_ranges(self) -> tuple[np.ndarray, np.ndarray]:
+        """(sight, shoot) range of each agent [n_agents] (Features.ranges, which may give one number for all)."""
+        a = self.n_agents
+        sight, shoot = self.core.features.ranges(slice(None))
+        return np.broadcast_to(sight, (1, a, 1))[0, :, 0], np.broadcast_to(shoot, (1, a, 1))[0, :, 0]
 
     def unit_max_cooldown(self, unit: UnitView) -> float:
         """smac's normaliser of the state's cooldown feature (a medivac's: its maximum energy)."""
