@@ -61,7 +61,9 @@ def scenario_for(map_name: str, capability_config: Mapping[str, Any]) -> str:
     surrounded_and_reflect positions. Anything else is one UserError line."""
     race = SMACV2_MAPS.get(map_name)
     if race is None:
-        raise UserError(f"smacv2 map {map_name!r} is not simulated; use one of {', '.join(SMACV2_MAPS)}")
+        raise UserError(f"capability_config with keys {sorted(capability_config)} is not supported on "
+                        f"{map_name} (its teams and start positions come from the map); use a smacv2 map "
+                        f"({', '.join(SMACV2_MAPS)}), a smaclite_<race>_<n>_vs_<m> map, or capability_config={{}}")
     extra = sorted(set(capability_config) - CAPABILITY_KEYS)
     if extra:
         raise UserError(f"capability_config keys {extra} are not simulated (stochastic attack and health, enemy "

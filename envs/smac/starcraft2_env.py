@@ -33,7 +33,7 @@ from envs.smac.heuristic import HeuristicPolicy
 from envs.smac.maps import MAP_SIZE
 from envs.smac.render import render_frame
 from envs.smac.roster import ProceduralRoster
-from envs.smac.scenarios import SCENARIOS, SMACV2_MAPS, scenario_for
+from envs.smac.scenarios import SCENARIOS, scenario_for
 from envs.smac.sighting import NO_TURN
 from envs.smac.unit_view import SC2_UNIT_TYPE_IDS, AgentCommand, Direction, Point, UnitView
 
@@ -80,10 +80,6 @@ class StarCraft2Env(MultiAgentEnv):
         `episode_limit`, which overrides the map's limit)."""
         kwargs = {"step_mul": step_mul, "move_amount": move_amount, "difficulty": difficulty,
                   "game_version": game_version, **kwargs}
-        if capability_config and map_name not in SMACV2_MAPS:
-            raise UserError(f"capability_config with keys {sorted(capability_config)} is not supported on "
-                            f"{map_name} (its teams and start positions come from the map); use a smacv2 map "
-                            f"({', '.join(SMACV2_MAPS)}), a smaclite_<race>_<n>_vs_<m> map, or capability_config={{}}")
         self.capability_config = dict(capability_config or {})
         scenario = scenario_for(map_name, self.capability_config) if capability_config else map_name
         self.core = make_batch(scenario, 1, seed, episode_limit, kwargs)
