@@ -155,14 +155,15 @@ def test_unit_views_agree_with_the_state(map_name):
     np.testing.assert_allclose([(u.pos.x - 16) / 32 for u in enemies.values()], d["enemies"][:, 1], rtol=1e-5)
     cooldown = [u.weapon_cooldown / env.unit_max_cooldown(u) for u in agents.values()]
     np.testing.assert_allclose(cooldown, d["allies"][:, 1], rtol=1e-6)
-    if map_name == "2s3z":  # agents 0-1 stalkers, 2-4 zealots (smac's order)
-        assert env.get_unit_types()[:5] == [74, 74, 73, 73, 73]
+    if map_name == "2s3z":  # agents 0-1 stalkers, 2-4 zealots (smac's order); the agents' ids are RL types'
+        assert env.get_unit_types() == [env.stalker_id] * 2 + [env.zealot_id] * 3 + [74, 74, 73, 73, 73]
         assert [env.unit_max_shield(u) for u in agents.values()] == [80, 80, 50, 50, 50]
         np.testing.assert_allclose([u.shield / u.shield_max for u in agents.values()], d["allies"][:, 4])
     else:
-        assert env.get_unit_types() == [48] * 6 and env.unit_max_shield(agents[0]) == 0.0
-        assert env.unit_max_cooldown(agents[0]) == 15.0
-    assert (env.unit_shoot_range(0), env.unit_sight_range(0)) == (6.0, 9.0)
+        assert env.get_unit_types() == [env.marine_id] * 3 + [48] * 3 and env.unit_max_shield(agents[0]) is None
+        assert env.unit_max_cooldown(agents[0]) == 15 and isinstance(env.unit_max_cooldown(agents[0]), int)
+    assert (env.unit_shoot_range(0), env.unit_sight_range(0)) == (6, 9)
+    assert all(isinstance(r, int) for r in (env.unit_shoot_range(0), env.unit_sight_range(0)))
 
 
 def test_a_dead_unit_reads_health_zero_and_keeps_its_position():
@@ -414,7 +415,7 @@ def test_option_attributes_terrain_and_unit_type_ids():
     assert env.pathing_grid.shape == env.terrain_height.shape == (32, 32) and env.pathing_grid.dtype == bool
     unit = env.get_unit_by_id(2)  # 2s3z: stalkers then zealots; the one-hot is [stalker, zealot]
     assert (env.get_unit_type_id(env.get_unit_by_id(0), True), env.get_unit_type_id(unit, True)) == (0, 1)
-    assert env.get_env_info()["cap_shape"] == env.get_cap_size() == 2
+    assert "cap_shape" not in env.get_env_info() and env.get_cap_size() == 2  # smacv2's key, not smac's
 
 
 @pytest.mark.parametrize("key, value", [("step_mul", 4), ("move_amount", 3)])
@@ -423,3 +424,58 @@ def test_engine_settings_the_simulator_fixes_are_errors_off_their_default(key, v
     StarCraft2Env(map_name="3m", **default)
     with pytest.raises(UserError, match=f"{key}={value} is not supported"):
         StarCraft2Env(map_name="3m", **{**default, key: value})
+
+
+# smac's own numbering (starcraft2.py): enemies keep SC2's unit-type ids and get_unit_type_id maps them per map
+# type; the agents are the map's RL unit types, consecutive in alphabetical order from _min_unit_type
+SMAC_ENEMY_TYPE_ID = {"stalkers_and_zealots": lambda t: t - 73,
+                      "colossi_stalkers_zealots": lambda t: {4: 0, 74: 1}.get(t, 2),
+                      "bane": lambda t: 0 if t == 9 else 1,
+                      "MMM": lambda t: {51: 0, 48: 1}.get(t, 2)}
+SMAC_MAX_COOLDOWN = {"marine": 15, "marauder": 25, "medivac": 200, "stalker": 35, "zealot": 22, "colossus": 24,
+                     "hydralisk": 10, "zergling": 11, "baneling": 1}
+
+
+@pytest.mark.parametrize("map_name, ally_types", [
+    ("3m", ["marine"]), ("2s3z", ["stalker", "zealot"]), ("MMM", ["marauder", "marine", "medivac"]),
+    ("1c3s5z", ["colossus", "stalker", "zealot"]), ("bane_vs_bane", ["baneling", "zergling"]),
+    ("6h_vs_8z", ["hydralisk"])])
+def test_unit_type_ids_follow_smacs_numbering(map_name, ally_types):
+    """smac's feature code reads unit.unit_type: one-hot index unit_type - _min_unit_type for agents, its per-map
+    table for enemies, and unit_max_cooldown keyed by the <name>_id attributes."""
+    env = started(map_name)
+    assert [getattr(env, f"{name}_id") for name in ally_types] == \
+        list(range(env._min_unit_type, env._min_unit_type + len(ally_types)))
+    assert {u.unit_type for u in env.agents.values()} == {getattr(env, f"{name}_id") for name in ally_types}
+    cooldowns = {getattr(env, f"{name}_id"): value for name, value in SMAC_MAX_COOLDOWN.items()}
+    for unit in env.agents.values():
+        if env.unit_type_bits:
+            assert unit.unit_type - env._min_unit_type == env.get_unit_type_id(unit, True)
+        assert env.unit_max_cooldown(unit) == cooldowns.get(unit.unit_type, 15)
+    if env.map_type in SMAC_ENEMY_TYPE_ID:
+        assert [SMAC_ENEMY_TYPE_ID[env.map_type](u.unit_type) for u in env.enemies.values()] == \
+            [env.get_unit_type_id(u, False) for u in env.enemies.values()]
+
+
+def test_smacs_bookkeeping_attributes():
+    env = StarCraft2Env(map_name="MMM", seed=0, replay_dir="replays", window_size_x=640, obs_timestep_number=True)
+    assert (env.debug, env.replay_dir, env.replay_prefix, env.window_size) == (False, "replays", "", (640, 1200))
+    assert env.renderer is None and env.last_stats is None
+    env.reset()
+    assert env.previous_ally_units is None and not env.win_counted and not env.defeat_counted
+    assert all(o.dtype == np.float64 for o in env.get_obs())  # smac appends the timestep with np.append
+    assert env.get_obs_agent(0).dtype == np.float64 and env.get_state().dtype == np.float32
+    assert env.last_action.dtype == np.float64 and env.get_state_dict()["allies"].dtype == np.float64
+    before = env.agents
+    env.step([1] * env.n_agents)
+    assert env.previous_ally_units == before and env.previous_enemy_units is not None
+    s = env.core.battle.state
+    s.alive[0, 3] = s.alive[0, env.n_agents] = False
+    assert env.death_tracker_ally.tolist() == [0, 0, 0, 1] + [0] * 6
+    assert env.death_tracker_enemy[0] == 1 and env.death_tracker_enemy.sum() == 1
+    # MMM: agents 9 and enemy 11 are the medivacs
+    assert not env.only_medivac_left(ally=True) and not env.only_medivac_left(ally=False)
+    s.alive[0, : env.n_agents - 1] = False
+    s.alive[0, env.n_agents: -1] = False
+    assert env.only_medivac_left(ally=True) and env.only_medivac_left(ally=False)
+    assert not started("3m").only_medivac_left(ally=True)

@@ -10,11 +10,12 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from core.errors import UserError
 from envs.smac.compat import clients_path
-from envs.smac.compat.api import SMACv2Env, StarCraftCapabilityEnvWrapper
+from envs.smac.compat.api import SMACv2Env, StarCraftCapabilityEnvWrapper, get_map_params
 from envs.smac.starcraft2_env import MultiAgentEnv, StarCraft2Env
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -169,7 +170,7 @@ def test_smacv2_capability_configs_map_to_the_generated_scenarios():
         StarCraftCapabilityEnvWrapper(capability_config={**SMACV2_PROTOSS, "team_gen": {
             **SMACV2_PROTOSS["team_gen"], "observe": False}})
     # smacv2's StarCraft2Env takes the capability config itself, as the wrapper passes it
-    direct = StarCraft2Env(map_name="10gen_protoss", capability_config=SMACV2_PROTOSS, seed=0)
+    direct = SMACv2Env(map_name="10gen_protoss", capability_config=SMACV2_PROTOSS, seed=0)
     assert direct.get_env_info()["cap_shape"] == 3 and direct.capability_config == SMACV2_PROTOSS
 
 
@@ -199,3 +200,63 @@ def test_smacv2s_env_has_smacv2s_reward_and_sighting_on_smac_maps_too():
         assert env.step_mul == 8 and env.seed() == 5
     with pytest.raises(UserError, match="step_mul=4 is not supported"):
         SMACv2Env("3m", 4)
+
+
+def test_smacv2s_attributes_on_a_capability_config():
+    config = {**SMACV2_PROTOSS, "team_gen": dict(SMACV2_PROTOSS["team_gen"]),
+              "start_positions": dict(SMACV2_PROTOSS["start_positions"])}
+    env = StarCraftCapabilityEnvWrapper(capability_config=config, map_name="10gen_protoss", seed=3)
+    # as smacv2's wrapper, each distribution config gets its env_key and the team sizes, in place
+    assert config["team_gen"]["env_key"] == "team_gen" and config["start_positions"]["n_enemies"] == 5
+    assert set(env.env_key_to_distribution_map) == {"team_gen", "start_positions"}
+    assert (env.action_mask, env.conic_fov, env.n_fov_actions, env.prob_obs_enemy) == (True, False, 0, 1.0)
+    assert env.replace_teammates and env.random_start and not env.stochastic_attack and env.observe_teammate_types
+    assert env.map_params == get_map_params("10gen_protoss") and env.map_params["map_type"] == "protoss_gen"
+    # smacv2 keeps the type bits out of the allies' state attributes and counts them as capabilities
+    assert env.ally_state_attr_names == ["health", "energy/cooldown", "rel_x", "rel_y", "shield"]
+    assert env.capability_attr_names == ["type_0", "type_1", "type_2"] and env.get_ally_num_attributes() == 8
+    info = env.get_env_info()
+    assert info["cap_shape"] == 3 and info["agent_features"] == env.ally_state_attr_names + env.capability_attr_names
+    # the 10gen maps' agents are the nine RL unit types in alphabetical order; the enemies keep SC2's ids
+    assert list(env.ally_unit_map) == ["baneling", "colossus", "hydralisk", "marauder", "marine", "medivac", "stalker",
+                                       "zealot", "zergling"]
+    assert env.enemy_unit_map["stalker"] == 74 and env.unit_name_to_id_map == {}
+    env.reset()
+    agents, enemies = env.agents.values(), env.enemies.values()
+    assert [u.unit_type for u in agents] == [env.ally_unit_map[u.name] for u in agents]
+    assert [u.unit_type for u in agents] == sorted(u.unit_type for u in agents)  # smacv2 numbers agents by type
+    assert [u.unit_type for u in enemies] == [env.enemy_unit_map[u.name] for u in enemies]
+    # what the scenario drew, as smacv2's distributions would have handed it to reset()
+    team = env.episode_config["team_gen"]
+    assert team["ally_team"] == [u.name for u in agents] and team["enemy_team"] == [u.name for u in enemies]
+    np.testing.assert_allclose(env.ally_start_positions, [[u.pos.x, u.pos.y] for u in agents], atol=1e-5)
+    assert env.enemy_start_positions.shape == (5, 2)
+    # the sighting memory, as smacv2's enemy_tags and obs_enemies
+    tags = env.enemy_tags
+    assert tags == [None if o < 0 else o for o in env.core.sighting.owner[0].tolist()]
+    assert env.obs_enemies.tolist() == [[float(tag is not None)] * 5 for tag in tags]
+    target = next(iter(enemies))
+    shoot = env.unit_shoot_range(0)
+    a0 = env.get_unit_by_id(0)
+    assert env.get_can_shoot(0, target) == (env.distance(a0.pos.x, a0.pos.y, target.pos.x, target.pos.y) <= shoot)
+
+
+def test_smacs_and_smacv2s_module_names_and_map_params(tmp_path):
+    code = textwrap.dedent("""
+        from smac.env.multiagentenv import MultiAgentEnv
+        from smac.env.starcraft2.starcraft2 import StarCraft2Env
+        from smac.env.starcraft2.maps import get_map_params
+        from smacv2.env.multiagentenv import MultiAgentEnv as MultiAgentEnv2
+        from smacv2.env.starcraft2.starcraft2 import StarCraft2Env as V2, CannotResetException
+        from smacv2.env.starcraft2.maps import get_map_params as get_map_params2
+        import smac.env, smacv2.env
+        assert StarCraft2Env is smac.env.StarCraft2Env and V2 is smacv2.env.StarCraft2Env
+        assert issubclass(StarCraft2Env, MultiAgentEnv) and issubclass(V2, MultiAgentEnv2)
+        assert issubclass(CannotResetException, Exception)
+        print(get_map_params("MMM2"), get_map_params2("10gen_terran")["map_type"])
+    """)
+    out = run_client(tmp_path, [clients_path()], main=code)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["{'n_agents':", "10,", "'n_enemies':", "12,", "'limit':", "180,", "'a_race':",
+                                  "'T',", "'b_race':", "'T',", "'unit_type_bits':", "3,", "'map_type':", "'MMM'}",
+                                  "terran_gen"]

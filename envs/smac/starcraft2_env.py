@@ -35,7 +35,18 @@ from envs.smac.render import render_frame
 from envs.smac.roster import ProceduralRoster
 from envs.smac.scenarios import SCENARIOS, scenario_for
 from envs.smac.sighting import NO_TURN
-from envs.smac.unit_view import SC2_UNIT_TYPE_IDS, AgentCommand, Direction, Point, UnitView
+from envs.smac.unit_view import (
+    RL_UNIT_NAMES,
+    RL_UNIT_TYPE_BASE,
+    SC2_UNIT_TYPE_IDS,
+    AgentCommand,
+    Direction,
+    Point,
+    UnitView,
+)
+
+# smac's settings for StarCraft II itself: accepted, ignored, readable as attributes (window_size_x/_y aside)
+ENGINE_SETTINGS: dict[str, Any] = {"debug": False, "replay_dir": "", "replay_prefix": ""}
 
 
 class Seen(NamedTuple):
@@ -112,7 +123,22 @@ class StarCraft2Env(MultiAgentEnv):
         self.n_obs_pathing, self.n_obs_height = N_PATHING, N_HEIGHT
         terrain = self.core.map.terrain()  # smac's layout: pathing_grid[x, y], terrain_height flipped along y
         self.pathing_grid, self.terrain_height = terrain.walkable.copy(), terrain.height.copy()
+        # the agents' unit-type ids, as smac numbers them (envs.smac.unit_view.RL_UNIT_NAMES): <name>_id
+        # attributes, 0 for types the map's agents do not have
+        generated = self.core.map.name in SCENARIOS
+        ranked = RL_UNIT_NAMES if generated else sorted(set(self.core.map.ally_names))
+        self._ally_type_ids = {name: RL_UNIT_TYPE_BASE + rank for rank, name in enumerate(ranked)}
+        self._min_unit_type = RL_UNIT_TYPE_BASE
+        (self.baneling_id, self.colossus_id, self.hydralisk_id, self.marauder_id, self.marine_id, self.medivac_id,
+         self.stalker_id, self.zealot_id, self.zergling_id) = (self._ally_type_ids.get(n, 0) for n in RL_UNIT_NAMES)
+        # engine-only settings, accepted and ignored, readable as in smac
+        self.debug, self.replay_dir, self.replay_prefix = (kwargs.get(k, d) for k, d in ENGINE_SETTINGS.items())
+        self.window_size = (kwargs.get("window_size_x", 1920), kwargs.get("window_size_y", 1200))
+        self.renderer = None
         self.battles_won = self.battles_game = self.timeouts = self.force_restarts = 0
+        self.last_stats: dict[str, float] | None = None  # smac sets it to None and never changes it
+        self.win_counted = self.defeat_counted = False
+        self._previous: list[np.ndarray] | None = None  # the unit columns before the last step
         self.reward = 0.0
         self._battle_reward = 0.0
         self._episode_steps = 0
@@ -137,6 +163,8 @@ class StarCraft2Env(MultiAgentEnv):
         self._done = False
         self._episode_steps = 0
         self._battle_reward = 0.0
+        self.win_counted = self.defeat_counted = False
+        self._previous = None
         self._observe()
         return self.get_obs(), self.get_state()
 
@@ -189,6 +217,7 @@ class StarCraft2Env(MultiAgentEnv):
             raise RuntimeError("the episode is over; call reset()")
         acts = np.asarray([int(a) for a in actions], dtype=np.int64).reshape(1, -1)
         self.core.check_actions(acts, self._current().avail[None])
+        self._previous = self._unit_columns()
         out = self.core.step(acts)
         if self.core.heuristic is not None and hasattr(actions, "__setitem__"):
             for a_id, order in enumerate(out.orders[0].tolist()):
@@ -206,6 +235,7 @@ class StarCraft2Env(MultiAgentEnv):
             if won:
                 self.battles_won += 1
                 info["battle_won"] = True
+            self.win_counted, self.defeat_counted = won, lost
         elif out.timeout[0]:
             terminated = True
             self.battles_game += 1
@@ -260,8 +290,8 @@ class StarCraft2Env(MultiAgentEnv):
         smacv2's get_obs passes: the agents take turns in a random order to sight enemies, so a second call in
         the same step can show enemies the first did not (see envs.smac.sighting)."""
         if self.core.sighting is not None:
-            return list(self._sighting_pass(self.core.sighting.random_turns(1, self.n_agents)))
-        return [o.copy() for o in self._current().obs]
+            return list(self._as_smac(self._sighting_pass(self.core.sighting.random_turns(1, self.n_agents))))
+        return list(self._as_smac(self._current().obs))
 
     def get_obs_agent(self, agent_id: int, fully_observable: bool = False) -> np.ndarray:
         """One agent's observation (with smacv2's sighting memory, a pass in which only this agent sights);
@@ -273,8 +303,13 @@ class StarCraft2Env(MultiAgentEnv):
         if self.core.sighting is not None:
             turns = np.full((1, self.n_agents), NO_TURN)
             turns[0, agent_id] = 0.0
-            return self._sighting_pass(turns)[agent_id]
-        return self._current().obs[agent_id].copy()
+            return self._as_smac(self._sighting_pass(turns)[agent_id])
+        return self._as_smac(self._current().obs[agent_id])
+
+    def _as_smac(self, obs: np.ndarray) -> np.ndarray:
+        """A copy of observations in smac's dtype: float32, float64 with obs_timestep_number (smac appends the
+        timestep with np.append)."""
+        return obs.astype(np.float64 if self.core.features.flags.obs_timestep_number else np.float32)
 
     def get_obs_size(self) -> int:
         return self.core.features.obs_size
@@ -311,7 +346,7 @@ class StarCraft2Env(MultiAgentEnv):
         return list(self.state_feature_names)
 
     def get_state_dict(self) -> dict[str, Any]:
-        """The state in parts, as smac: allies [n_agents, nf], enemies [n_enemies, nf] (float32), plus
+        """The state in parts, as smac: allies [n_agents, nf], enemies [n_enemies, nf] (float64), plus
         last_action [n_agents, n_actions] with state_last_action and timestep (float) with
         state_timestep_number. Computed from the units even when obs_instead_of_state."""
         seen, core, f = self._current(), self.core, self._state_features
@@ -319,11 +354,12 @@ class StarCraft2Env(MultiAgentEnv):
             f.state(slice(None), seen.obs[None], core.last_action, core.battle.state.steps, core.limit)[0]
         a, e = self.n_agents, self.n_enemies
         cut = a * f.nf_al_state
-        out: dict[str, Any] = {"allies": state[:cut].reshape(a, f.nf_al_state).copy(),
-                               "enemies": state[cut:cut + e * f.nf_en_state].reshape(e, f.nf_en_state).copy()}
+        state = state.astype(np.float64)
+        out: dict[str, Any] = {"allies": state[:cut].reshape(a, f.nf_al_state),
+                               "enemies": state[cut:cut + e * f.nf_en_state].reshape(e, f.nf_en_state)}
         cut += e * f.nf_en_state
         if f.flags.state_last_action:
-            out["last_action"] = state[cut:cut + a * self.n_actions].reshape(a, self.n_actions).copy()
+            out["last_action"] = state[cut:cut + a * self.n_actions].reshape(a, self.n_actions)
             cut += a * self.n_actions
         if f.flags.state_timestep_number:
             out["timestep"] = float(state[cut])
@@ -366,7 +402,7 @@ class StarCraft2Env(MultiAgentEnv):
         return {"state_shape": self.get_state_size(), "obs_shape": self.get_obs_size(), "n_actions": self.n_actions,
                 "n_agents": self.n_agents, "episode_limit": self.episode_limit,
                 "agent_features": list(self.ally_state_attr_names),
-                "enemy_features": list(self.enemy_state_attr_names), "cap_shape": self.get_cap_size()}
+                "enemy_features": list(self.enemy_state_attr_names)}
 
     def get_stats(self) -> dict[str, float]:
         """smac's statistics; as in smac, battles_draw counts the timeouts (a battle where both sides die counts
@@ -390,8 +426,8 @@ class StarCraft2Env(MultiAgentEnv):
     # -- units ------------------------------------------------------------------------------------------
     @property
     def last_action(self) -> np.ndarray:
-        """One-hot actions of the last step [n_agents, n_actions] (float32; zeros after reset)."""
-        return self.core.last_action[0].copy()
+        """One-hot actions of the last step [n_agents, n_actions] (float64, as smac's; zeros after reset)."""
+        return self.core.last_action[0].astype(np.float64)
 
     @property
     def max_reward(self) -> float:
@@ -412,6 +448,43 @@ class StarCraft2Env(MultiAgentEnv):
         """Enemy id -> its unit now (empty before the first reset)."""
         return dict(enumerate(self._units(self.n_agents, self.n_agents + self.n_enemies)))
 
+    @property
+    def previous_ally_units(self) -> dict[int, UnitView] | None:
+        """The agents' units before the last step (None after reset, as in smac)."""
+        return None if self._previous is None else dict(enumerate(self._units(0, self.n_agents, self._previous)))
+
+    @property
+    def previous_enemy_units(self) -> dict[int, UnitView] | None:
+        """The enemies' units before the last step (None after reset)."""
+        if self._previous is None:
+            return None
+        return dict(enumerate(self._units(self.n_agents, self.n_agents + self.n_enemies, self._previous)))
+
+    @property
+    def death_tracker_ally(self) -> np.ndarray:
+        """1.0 for each dead agent [n_agents] (float64, as smac's)."""
+        return (~self.core.battle.state.alive[0, : self.n_agents]).astype(np.float64)
+
+    @property
+    def death_tracker_enemy(self) -> np.ndarray:
+        """1.0 for each dead enemy [n_enemies]."""
+        return (~self.core.battle.state.alive[0, self.n_agents:]).astype(np.float64)
+
+    def only_medivac_left(self, ally: bool) -> bool:
+        """smac's test on MMM maps that a side has nothing but medivacs alive (for the enemies smac asks for
+        exactly one alive unit, a medivac)."""
+        if self.map_type != "MMM":
+            return False
+        alive, medivac = self._alive_medivacs(ally)
+        if ally:
+            return not (alive & ~medivac).any()
+        return int(alive.sum()) == 1 and bool(medivac[alive].all())
+
+    def _alive_medivacs(self, ally: bool) -> tuple[np.ndarray, np.ndarray]:
+        """(alive, is a medivac) of each unit on one side."""
+        side = slice(0, self.n_agents) if ally else slice(self.n_agents, None)
+        return self.core.battle.state.alive[0, side], self.core.battle.stats.is_medivac[0, side]
+
     def get_unit_by_id(self, a_id: int) -> UnitView:
         """Agent `a_id`'s unit now."""
         self._current()
@@ -424,29 +497,35 @@ class StarCraft2Env(MultiAgentEnv):
         return int(onehot.argmax()) if f.bits else 0
 
     def get_unit_types(self) -> list[int]:
-        """SC2 unit-type ids of the agents, then the enemies."""
+        """Unit-type ids of the agents (their RL types), then the enemies (SC2's), as smac lists them."""
         return [u.unit_type for u in self._units(0, self.n_agents + self.n_enemies)]
 
-    def _units(self, start: int, stop: int) -> list[UnitView]:
+    def _unit_columns(self) -> list[np.ndarray]:
+        """Every unit's UnitView fields now, one array per field (copies)."""
+        s, st = self.core.battle.state, self.core.battle.stats
+        return [arr[0].copy() for arr in (st.kind, s.z.real, s.z.imag, s.hp * s.alive, st.max_hp, s.shield * s.alive,
+                                          st.max_shield, s.energy, np.maximum(s.cooldown, 0.0), st.radius)]
+
+    def _units(self, start: int, stop: int, columns: list[np.ndarray] | None = None) -> list[UnitView]:
+        """Units `start`..`stop` now, or in `columns` (from _unit_columns)."""
         if self._seen is None:
             return []
-        b, s, st = self.core.battle, self.core.battle.state, self.core.battle.stats
-        names = b.roster.type_names
-        cols = [arr[0, start:stop].tolist() for arr in (
-            st.kind, s.z.real, s.z.imag, s.hp * s.alive, st.max_hp, s.shield * s.alive, st.max_shield, s.energy,
-            np.maximum(s.cooldown, 0.0), st.radius)]
-        return [UnitView(tag, SC2_UNIT_TYPE_IDS[names[kind]], names[kind], 1 if tag < self.n_agents else 2,
-                         Point(x, y), hp, hp_max, sh, sh_max, energy, cooldown, radius)
+        names = self.core.battle.roster.type_names
+        cols = [arr[start:stop].tolist() for arr in columns or self._unit_columns()]
+        ally = self.n_agents
+        return [UnitView(tag, (self._ally_type_ids if tag < ally else SC2_UNIT_TYPE_IDS)[names[kind]], names[kind],
+                         1 if tag < ally else 2, Point(x, y), hp, hp_max, sh, sh_max, energy, cooldown, radius)
                 for tag, (kind, x, y, hp, hp_max, sh, sh_max, energy, cooldown, radius)
                 in enumerate(zip(*cols, strict=True), start)]
 
     def unit_shoot_range(self, agent_id: int) -> float:
-        """Attack actions are available within this distance: 6, or with use_unit_ranges the unit's own."""
-        return float(self._agent_ranges()[1][self._agent(agent_id)])
+        """Attack actions are available within this distance: 6, or with use_unit_ranges the unit's own (an int
+        where whole, as smac's)."""
+        return _number(self._agent_ranges()[1][self._agent(agent_id)])
 
     def unit_sight_range(self, agent_id: int) -> float:
-        """Units closer than this are visible: 9, or with use_unit_ranges the unit's own."""
-        return float(self._agent_ranges()[0][self._agent(agent_id)])
+        """Units closer than this are visible: 9, or with use_unit_ranges the unit's own (an int where whole)."""
+        return _number(self._agent_ranges()[0][self._agent(agent_id)])
 
     def _agent_ranges(self) -> tuple[np.ndarray, np.ndarray]:
         """(sight, shoot) range of each agent [n_agents] (Features.ranges, which may give one number for all)."""
@@ -455,13 +534,14 @@ class StarCraft2Env(MultiAgentEnv):
         return np.broadcast_to(sight, (1, a, 1))[0, :, 0], np.broadcast_to(shoot, (1, a, 1))[0, :, 0]
 
     def unit_max_cooldown(self, unit: UnitView) -> float:
-        """smac's normaliser of the state's cooldown feature (a medivac's: its maximum energy)."""
-        return float(self.core.battle.stats.obs_max_cooldown[0, unit.tag])
+        """smac's normaliser of the state's cooldown feature (a medivac's: its maximum energy; an int where
+        whole, as smac's)."""
+        return _number(self.core.battle.stats.obs_max_cooldown[0, unit.tag])
 
     @staticmethod
-    def unit_max_shield(unit: UnitView) -> float:
-        """The unit's maximum shield (0 where smac returns None: units without shields)."""
-        return unit.shield_max
+    def unit_max_shield(unit: UnitView) -> float | None:
+        """The unit's maximum shield; None for units without shields, as in smac."""
+        return _number(unit.shield_max) if unit.shield_max else None
 
     @staticmethod
     def distance(x1: float, y1: float, x2: float, y2: float) -> float:
@@ -539,3 +619,9 @@ class StarCraft2Env(MultiAgentEnv):
 
     def save_replay(self) -> None:
         """No-op: the simulator has no SC2 replays (use envs.smac.render.save_gif)."""
+
+
+def _number(value: float) -> float:
+    """`value` as smac returns such numbers: an int where whole, else a float."""
+    value = float(value)
+    return int(value) if value.is_integer() else value

@@ -8,10 +8,17 @@ from __future__ import annotations
 import enum
 from typing import Literal, NamedTuple
 
-# SC2's default unit-type ids (pysc2 `units.py`); smac's allies carry map-specific RL ids instead
+# SC2's default unit-type ids (pysc2 `units.py`): the enemies' types
 SC2_UNIT_TYPE_IDS = {"colossus": 4, "baneling": 9, "marine": 48, "marauder": 51, "medivac": 54, "zealot": 73,
                      "stalker": 74, "spine_crawler": 98, "zergling": 105,
                      "hydralisk": 107}
+# The agents are the maps' custom *_RL unit types, which SC2 numbers after its own types in the alphabetical order
+# of their names: a SMAC map's ally types are consecutive ids from the smallest (smac's `_min_unit_type`), and
+# smacv2's 10gen maps define all nine below. The real ids depend on the SC2 build (smac and smacv2 only use
+# differences from the smallest); here they start at RL_UNIT_TYPE_BASE.
+RL_UNIT_NAMES = ("baneling", "colossus", "hydralisk", "marauder", "marine", "medivac", "stalker", "zealot",
+                 "zergling")
+RL_UNIT_TYPE_BASE = 1970
 
 
 class Direction(enum.IntEnum):
@@ -31,8 +38,8 @@ class Point(NamedTuple):
 class UnitView(NamedTuple):
     """One unit at the current step, as the SC2 raw unit smac exposes (a copy: later steps do not change it).
 
-    `tag` is the unit's slot (agents 0..n_agents-1, then enemies), stable for an episode; `unit_type` is SC2's
-    default id for both teams (smac gives allies map-specific RL ids); a dead unit keeps its last position and
+    `tag` is the unit's slot (agents 0..n_agents-1, then enemies), stable for an episode; `unit_type` is the
+    agents' RL id or the enemies' SC2 id (see RL_UNIT_NAMES); a dead unit keeps its last position and
     reads health 0, as in smac."""
 
     tag: int

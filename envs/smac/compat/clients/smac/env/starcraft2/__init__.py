@@ -1,0 +1,1 @@
+"""smac.env.starcraft2 on the built-in simulator."""
