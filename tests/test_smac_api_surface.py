@@ -236,6 +236,8 @@ def test_agent_actions_become_orders():
     assert env.get_agent_action(0, 6) == AgentCommand("attack", 0, target_tag=3)
     with pytest.raises(ValueError, match=r"agent 0 cannot perform action 0; available: \[1, 2, 3, 4, 5, 6"):
         env.get_agent_action(0, 0)
+    with pytest.raises(AssertionError, match="cannot perform"):  # smac asserts, in get_agent_action and step
+        env.step([0, 1, 1])
     with pytest.raises(ValueError, match=r"agent_id must lie in \[0, 3\), got 3"):
         env.get_unit_by_id(3)
     order, number = env.get_agent_action_heuristic(0, 0)  # the nearest enemy
@@ -281,6 +283,19 @@ def test_reward_battle_max_reward_and_last_action():
     sparse = started("3m", reward_sparse=True)
     sparse.step([1, 1, 1])
     assert sparse.reward_battle() == 0.0
+
+
+def test_resets_before_the_first_episode_ends_count_the_enemies_again_as_smac_does():
+    env = started("3m", heuristic_ai=True, seed=1)
+    env.reset()  # smac's init_units adds the enemies' health at each reset until an episode has ended
+    assert env.max_reward == 3 * 10 + 200 + 2 * 3 * 45
+    terminated = False
+    while not terminated:  # the rewards are scaled by that max_reward
+        reward, terminated, info = env.step([0, 0, 0])
+        bonus = 200.0 if info["battle_won"] else 0.0
+        assert reward == pytest.approx((env.reward_battle() + bonus) / (env.max_reward / 20), abs=1e-9)
+    env.reset()
+    assert env.max_reward == 3 * 10 + 200 + 2 * 3 * 45
 
 
 def test_full_restart_counts_a_restart_and_ends_the_episode():

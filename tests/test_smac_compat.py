@@ -217,6 +217,8 @@ def test_smacv2s_attributes_on_a_capability_config():
     assert env.capability_attr_names == ["type_0", "type_1", "type_2"] and env.get_ally_num_attributes() == 8
     info = env.get_env_info()
     assert info["cap_shape"] == 3 and info["agent_features"] == env.ally_state_attr_names + env.capability_attr_names
+    assert env.build_obs_feature_names() == env.get_obs_feature_names() and env.get_obs_ally_capability_size() == 3
+    assert env.build_state_feature_names() == env.get_state_feature_names()
     # the 10gen maps' agents are the nine RL unit types in alphabetical order; the enemies keep SC2's ids
     assert list(env.ally_unit_map) == ["baneling", "colossus", "hydralisk", "marauder", "marine", "medivac", "stalker",
                                        "zealot", "zergling"]

@@ -49,6 +49,10 @@ class StepOutcome:
     orders: np.ndarray  # [B, A] the actions the units carried out (with heuristic_ai, the heuristic's)
 
 
+class UnavailableActionError(ValueError, AssertionError):
+    """An action the agent cannot take now: a ValueError, and an AssertionError where smac's assert raises one."""
+
+
 class SMACBatch:
     """n_envs SMAC episodes of one map: step with validated actions, observe, reset chosen envs."""
 
@@ -207,7 +211,7 @@ class SMACBatch:
         return obs, state, avail
 
     def check_actions(self, actions: np.ndarray, avail: np.ndarray) -> None:
-        """Raise ValueError naming the first unavailable action (SMAC asserts the same); with heuristic_ai
+        """Raise ValueError naming the first bad action (UnavailableActionError where smac asserts); with heuristic_ai
         the passed actions only need to be action numbers (the heuristic's orders replace them)."""
         if actions.shape != (self.n_envs, self.n_agents):
             raise ValueError(f"expected actions of shape ({self.n_envs}, {self.n_agents}), got {actions.shape}")
@@ -218,8 +222,9 @@ class SMACBatch:
         ok = np.take_along_axis(avail, actions[..., None], axis=2)[..., 0]
         if not ok.all():
             env, agent = map(int, np.argwhere(~ok)[0])
-            raise ValueError(f"agent {agent} cannot perform action {int(actions[env, agent])} in env {env}; "
-                             f"available: {np.flatnonzero(avail[env, agent]).tolist()}")
+            action = int(actions[env, agent])
+            raise UnavailableActionError(f"agent {agent} cannot perform action {action} in env {env}; "
+                                         f"available: {np.flatnonzero(avail[env, agent]).tolist()}")
 
 
 # accepted and ignored: settings of the SC2 engine or its client, meaningless without it

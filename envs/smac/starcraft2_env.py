@@ -21,7 +21,7 @@ import numpy as np
 
 from core.errors import UserError
 from envs.smac.battle import MOVE_AMOUNT, MOVE_STEPS, N_NON_ATTACK_ACTIONS
-from envs.smac.core import make_batch
+from envs.smac.core import UnavailableActionError, make_batch
 from envs.smac.feature_names import (
     ally_state_attributes,
     enemy_state_attributes,
@@ -142,6 +142,7 @@ class StarCraft2Env(MultiAgentEnv):
         self.reward = 0.0
         self._battle_reward = 0.0
         self._episode_steps = 0
+        self._episode_count = 0  # episodes ended, as smac counts them
         self._done = True
         self._seen: Seen | None = None
 
@@ -158,7 +159,13 @@ class StarCraft2Env(MultiAgentEnv):
         smacv2's distributions draw them; what it leaves out the scenario draws. Allies are then numbered as
         smacv2 numbers them (by unit type, x, y)."""
         everything = np.ones(1, bool)
+        counted = self.core.max_reward is not None
         self.core.reset(everything, self._episode_draw(episode_config) if episode_config else None)
+        if counted and self._episode_count == 0 and self.core.max_reward is not None:
+            # smac adds the enemies' health and shields to max_reward at each reset until an episode has ended, so
+            # a second reset before then (smacv2's random_agents example does one) counts them again
+            stats = self.core.battle.stats
+            self.core.max_reward += float((stats.max_hp[0] + stats.max_shield[0])[self.n_agents:].sum())
         self._heuristic.reset(everything)
         self._done = False
         self._episode_steps = 0
@@ -242,6 +249,7 @@ class StarCraft2Env(MultiAgentEnv):
             self.timeouts += 1
             if self.continuing_episode:
                 info["episode_limit"] = True
+        self._episode_count += terminated
         self.reward = float(out.reward[0])
         self._battle_reward = self._unscaled_battle_reward(self.reward, won, lost)
         return self.reward, terminated, info
@@ -431,8 +439,8 @@ class StarCraft2Env(MultiAgentEnv):
 
     @property
     def max_reward(self) -> float:
-        """The reward scale's denominator: kills, win bonus and the first episode's enemy health and shields
-        (before the first reset, smac's value without the health term)."""
+        """The reward scale's denominator: kills, win bonus and the enemies' health and shields, added at each
+        reset until the first episode ends, as smac adds them (before the first reset, without that term)."""
         if self.core.max_reward is not None:
             return self.core.max_reward
         cfg = self.core.rewards
@@ -577,11 +585,12 @@ class StarCraft2Env(MultiAgentEnv):
 
     # -- actions ----------------------------------------------------------------------------------------
     def get_agent_action(self, a_id: int, action: int) -> AgentCommand | None:
-        """The order `action` gives agent `a_id` (None for the no-op); raises ValueError if unavailable."""
+        """The order `action` gives agent `a_id` (None for the no-op); raises UnavailableActionError (a ValueError
+        and, as smac's assert, an AssertionError) if unavailable."""
         avail = self._current().avail[self._agent(a_id)]
         if not 0 <= int(action) < self.n_actions or not avail[int(action)]:
-            raise ValueError(f"agent {a_id} cannot perform action {action}; "
-                             f"available: {np.flatnonzero(avail).tolist()}")
+            raise UnavailableActionError(f"agent {a_id} cannot perform action {action}; "
+                                         f"available: {np.flatnonzero(avail).tolist()}")
         return self._command(a_id, int(action))
 
     def get_agent_action_heuristic(self, a_id: int, action: int) -> tuple[AgentCommand | None, int]:

@@ -114,6 +114,14 @@ class SMACv2Env(StarCraft2Env):
     def get_ally_num_attributes(self) -> int:
         return len(self.ally_state_attr_names) + len(self.capability_attr_names)
 
+    def build_obs_feature_names(self) -> list[str]:
+        """smacv2's builder of obs_feature_names (the names are fixed at construction here)."""
+        return list(self.obs_feature_names)
+
+    def build_state_feature_names(self) -> list[str]:
+        """smacv2's builder of state_feature_names."""
+        return list(self.state_feature_names)
+
     def get_obs_ally_capability_size(self) -> int:
         """Capability features an agent observes of each ally: the unit-type bits."""
         return self.unit_type_bits
