@@ -251,6 +251,10 @@ def test_smacs_and_smacv2s_module_names_and_map_params(tmp_path):
         from smacv2.env.multiagentenv import MultiAgentEnv as MultiAgentEnv2
         from smacv2.env.starcraft2.starcraft2 import StarCraft2Env as V2, CannotResetException
         from smacv2.env.starcraft2.maps import get_map_params as get_map_params2
+        from smacv2.env.starcraft2.distributions import get_distribution
+        team = get_distribution("weighted_teams")({"env_key": "team_gen", "unit_types": ["marine"], "weights": [1.0],
+                                                   "n_units": 2, "n_enemies": 3}).generate()
+        assert team == {"team_gen": {"ally_team": ["marine"] * 2, "enemy_team": ["marine"] * 3, "id": 0}}
         import smac.env, smacv2.env
         assert StarCraft2Env is smac.env.StarCraft2Env and V2 is smacv2.env.StarCraft2Env
         assert issubclass(StarCraft2Env, MultiAgentEnv) and issubclass(V2, MultiAgentEnv2)

@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from core.errors import UnknownNameError
+from envs.smac.compat.distributions import Distribution, get_distribution
 from envs.smac.maps import MAPS
 from envs.smac.roster import ProceduralRoster
 from envs.smac.scenarios import LIMIT, SMACV2_MAPS
@@ -152,19 +153,22 @@ class StarCraftCapabilityEnvWrapper(MultiAgentEnv):
 
     def __init__(self, **kwargs: Any) -> None:
         self.distribution_config = kwargs["capability_config"]
-        self.env_key_to_distribution_map: dict[str, dict[str, Any]] = {}
-        self._parse_distribution_config()
-        self.env = SMACv2Env(**{"map_name": "10gen_protoss", **kwargs})
+        self.env = SMACv2Env(**{"map_name": "10gen_protoss", **kwargs})  # first: its errors say what is simulated
+        self.env_key_to_distribution_map: dict[str, Distribution] = {}
+        self._parse_distribution_config(kwargs.get("seed"))
 
-    def _parse_distribution_config(self) -> None:
+    def _parse_distribution_config(self, seed: int | None) -> None:
         """As smacv2: each distribution's config (every key but n_units and n_enemies) gets its env_key and the
-        team sizes, in place. The map holds those configs; the scenario draws from them itself."""
-        for env_key, config in self.distribution_config.items():
-            if env_key in ("n_units", "n_enemies") or not isinstance(config, dict):
+        team sizes, in place, and becomes a distribution (envs.smac.compat.distributions). reset() leaves the
+        drawing to the scenario, which draws the same teams and positions (and spreads units spawned on one
+        point as SC2 does)."""
+        sizes = {k: self.distribution_config.get(k) for k in ("n_units", "n_enemies")}
+        for index, (env_key, config) in enumerate(self.distribution_config.items()):
+            if env_key in sizes or not isinstance(config, dict):
                 continue
-            config.update(env_key=env_key, n_units=self.distribution_config.get("n_units"),
-                          n_enemies=self.distribution_config.get("n_enemies"))
-            self.env_key_to_distribution_map[env_key] = config
+            config.update(env_key=env_key, **sizes)
+            cls = get_distribution(config.get("dist_type", ""))
+            self.env_key_to_distribution_map[env_key] = cls(config, None if seed is None else [seed, 2, index])
 
     def __getattr__(self, name: str) -> Any:
         if name == "env":  # not set yet: the constructor failed
