@@ -9,6 +9,7 @@ import pytest
 import envs
 from core.errors import UserError
 from envs.smac import StarCraft2Env
+from envs.smac.compat.api import get_map_params, get_smacv2_map_params
 from envs.smac.unit_view import AgentCommand, Direction, Point, UnitView
 
 # pymarl src/config/envs/sc2.yaml env_args (oxwhirl/pymarl)
@@ -295,7 +296,7 @@ def test_resets_before_the_first_episode_ends_count_the_enemies_again_as_smac_do
         bonus = 200.0 if info["battle_won"] else 0.0
         assert reward == pytest.approx((env.reward_battle() + bonus) / (env.max_reward / 20), abs=1e-9)
     env.reset()
-    assert env.max_reward == 3 * 10 + 200 + 2 * 3 * 45
+    assert env.max_reward == env.core.max_reward == 3 * 10 + 200 + 2 * 3 * 45  # the core scales the rewards
 
 
 def test_full_restart_counts_a_restart_and_ends_the_episode():
@@ -467,15 +468,17 @@ def test_unit_type_ids_follow_smacs_numbering(map_name, ally_types):
         if env.unit_type_bits:
             assert unit.unit_type - env._min_unit_type == env.get_unit_type_id(unit, True)
         assert env.unit_max_cooldown(unit) == cooldowns.get(unit.unit_type, 15)
+    assert [env.unit_max_cooldown(u) for u in env.enemies.values()] == [15] * env.n_enemies  # not agent types
     if env.map_type in SMAC_ENEMY_TYPE_ID:
         assert [SMAC_ENEMY_TYPE_ID[env.map_type](u.unit_type) for u in env.enemies.values()] == \
             [env.get_unit_type_id(u, False) for u in env.enemies.values()]
 
 
 def test_smacs_bookkeeping_attributes():
-    env = StarCraft2Env(map_name="MMM", seed=0, replay_dir="replays", window_size_x=640, obs_timestep_number=True)
+    env = StarCraft2Env(map_name="MMM", seed=0, replay_dir="replays", window_size_x=640, obs_timestep_number=True,
+                        state_timestep_number=True)
     assert (env.debug, env.replay_dir, env.replay_prefix, env.window_size) == (False, "replays", "", (640, 1200))
-    assert env.renderer is None and env.last_stats is None
+    assert env.renderer is None and env.last_stats is None and not env.death_tracker_ally.any()
     env.reset()
     assert env.previous_ally_units is None and not env.win_counted and not env.defeat_counted
     assert all(o.dtype == np.float64 for o in env.get_obs())  # smac appends the timestep with np.append
@@ -484,6 +487,8 @@ def test_smacs_bookkeeping_attributes():
     before = env.agents
     env.step([1] * env.n_agents)
     assert env.previous_ally_units == before and env.previous_enemy_units is not None
+    # smac computes the timestep in float64
+    assert env.get_obs_agent(0)[-1] == env.get_state_dict()["timestep"] == 1 / env.episode_limit
     s = env.core.battle.state
     s.alive[0, 3] = s.alive[0, env.n_agents] = False
     assert env.death_tracker_ally.tolist() == [0, 0, 0, 1] + [0] * 6
@@ -494,3 +499,32 @@ def test_smacs_bookkeeping_attributes():
     s.alive[0, env.n_agents: -1] = False
     assert env.only_medivac_left(ally=True) and env.only_medivac_left(ally=False)
     assert not started("3m").only_medivac_left(ally=True)
+    sparse = started("3m", reward_sparse=True)  # smac updates its trackers only for the dense reward
+    sparse.core.battle.state.alive[0, 0] = False
+    assert not sparse.death_tracker_ally.any()
+
+
+# smac's map_param_registry (smac/env/starcraft2/maps/smac_maps.py): agents, enemies, limit, races, type bits, type
+SMAC_MAP_PARAMS = {
+    "3m": (3, 3, 60, "TT", 0, "marines"), "8m": (8, 8, 120, "TT", 0, "marines"),
+    "25m": (25, 25, 150, "TT", 0, "marines"), "5m_vs_6m": (5, 6, 70, "TT", 0, "marines"),
+    "8m_vs_9m": (8, 9, 120, "TT", 0, "marines"), "10m_vs_11m": (10, 11, 150, "TT", 0, "marines"),
+    "27m_vs_30m": (27, 30, 180, "TT", 0, "marines"), "MMM": (10, 10, 150, "TT", 3, "MMM"),
+    "MMM2": (10, 12, 180, "TT", 3, "MMM"), "2s3z": (5, 5, 120, "PP", 2, "stalkers_and_zealots"),
+    "3s5z": (8, 8, 150, "PP", 2, "stalkers_and_zealots"), "3s5z_vs_3s6z": (8, 9, 170, "PP", 2, "stalkers_and_zealots"),
+    "3s_vs_3z": (3, 3, 150, "PP", 0, "stalkers"), "3s_vs_4z": (3, 4, 200, "PP", 0, "stalkers"),
+    "3s_vs_5z": (3, 5, 250, "PP", 0, "stalkers"), "1c3s5z": (9, 9, 180, "PP", 3, "colossi_stalkers_zealots"),
+    "2m_vs_1z": (2, 1, 150, "TP", 0, "marines"), "corridor": (6, 24, 400, "PZ", 0, "zealots"),
+    "6h_vs_8z": (6, 8, 150, "ZP", 0, "hydralisks"), "2s_vs_1sc": (2, 1, 300, "PZ", 0, "stalkers"),
+    "so_many_baneling": (7, 32, 100, "PZ", 0, "zealots"), "bane_vs_bane": (24, 24, 200, "ZZ", 2, "bane"),
+    "2c_vs_64zg": (2, 64, 400, "PZ", 0, "colossus")}
+
+
+def test_map_params_are_smacs():
+    for name, (n_agents, n_enemies, limit, races, bits, map_type) in SMAC_MAP_PARAMS.items():
+        params = {"n_agents": n_agents, "n_enemies": n_enemies, "limit": limit, "a_race": races[0],
+                  "b_race": races[1], "unit_type_bits": bits, "map_type": map_type}
+        assert get_map_params(name) == params
+        assert get_smacv2_map_params(name) == {**params, "map_name": name}  # smacv2 adds the map file's name
+        assert StarCraft2Env(map_name=name).map_type == map_type
+    assert get_smacv2_map_params("10gen_zerg")["map_name"] == "32x32_flat"

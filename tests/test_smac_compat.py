@@ -15,7 +15,7 @@ import pytest
 
 from core.errors import UserError
 from envs.smac.compat import clients_path
-from envs.smac.compat.api import SMACv2Env, StarCraftCapabilityEnvWrapper, get_map_params
+from envs.smac.compat.api import SMACv2Env, StarCraftCapabilityEnvWrapper, get_smacv2_map_params
 from envs.smac.starcraft2_env import MultiAgentEnv, StarCraft2Env
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -211,7 +211,7 @@ def test_smacv2s_attributes_on_a_capability_config():
     assert set(env.env_key_to_distribution_map) == {"team_gen", "start_positions"}
     assert (env.action_mask, env.conic_fov, env.n_fov_actions, env.prob_obs_enemy) == (True, False, 0, 1.0)
     assert env.replace_teammates and env.random_start and not env.stochastic_attack and env.observe_teammate_types
-    assert env.map_params == get_map_params("10gen_protoss") and env.map_params["map_type"] == "protoss_gen"
+    assert env.map_params == get_smacv2_map_params("10gen_protoss") and env.map_params["map_type"] == "protoss_gen"
     # smacv2 keeps the type bits out of the allies' state attributes and counts them as capabilities
     assert env.ally_state_attr_names == ["health", "energy/cooldown", "rel_x", "rel_y", "shield"]
     assert env.capability_attr_names == ["type_0", "type_1", "type_2"] and env.get_ally_num_attributes() == 8
@@ -255,6 +255,14 @@ def test_smacs_and_smacv2s_module_names_and_map_params(tmp_path):
         team = get_distribution("weighted_teams")({"env_key": "team_gen", "unit_types": ["marine"], "weights": [1.0],
                                                    "n_units": 2, "n_enemies": 3}).generate()
         assert team == {"team_gen": {"ally_team": ["marine"] * 2, "enemy_team": ["marine"] * 3, "id": 0}}
+        # one simulator behind every module, even beside the client's own envs package
+        from smac.env.starcraft2.starcraft2 import Direction
+        from smacv2.env.starcraft2.distributions import Distribution
+        from smacv2.env import StarCraftCapabilityEnvWrapper
+        assert Direction is StarCraft2Env.__init__.__globals__["Direction"]
+        wrapper = StarCraftCapabilityEnvWrapper(capability_config={"n_units": 5, "n_enemies": 5, "team_gen": {}},
+                                                map_name="10gen_terran")
+        assert isinstance(wrapper.env_key_to_distribution_map["team_gen"], Distribution)
         import smac.env, smacv2.env
         assert StarCraft2Env is smac.env.StarCraft2Env and V2 is smacv2.env.StarCraft2Env
         assert issubclass(StarCraft2Env, MultiAgentEnv) and issubclass(V2, MultiAgentEnv2)

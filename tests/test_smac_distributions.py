@@ -41,7 +41,10 @@ def test_positions_are_surrounded_or_reflected():
             surrounded += 1
             offset = enemies - 16.0
             assert np.allclose(np.abs(offset[:, 0]), np.abs(offset[:, 1])) and (np.abs(offset) >= 2 - 1e-9).all()
-            assert len({tuple(p) for p in enemies}) <= 4
+            # 1-4 groups of consecutive enemies, each group on its own diagonal
+            groups = [tuple(p) for i, p in enumerate(enemies) if i == 0 or (p != enemies[i - 1]).any()]
+            assert len(groups) == len(set(groups)) <= 4
+            assert len({tuple(np.sign(np.array(g) - 16.0)) for g in groups}) == len(groups)
         else:  # reflected in x = 16; the extra enemies anywhere in the right half
             reflected += 1
             assert (allies[:, 0] < 15).all()
@@ -53,8 +56,12 @@ def test_positions_are_surrounded_or_reflected():
 def test_the_other_distributions():
     fixed = get_distribution("fixed")({"env_key": "team_gen", "test_mode": True, "items": [["a"], ["b"], ["c"]]})
     assert [fixed.generate()["team_gen"]["id"] for _ in range(4)] == [0, 1, 2, 0] and fixed.n_tasks == 3
-    every = get_distribution("all_teams")({"env_key": "team_gen", "unit_types": ["x", "y", "z"], "n_units": 4})
+    every = get_distribution("all_teams")({"env_key": "team_gen", "unit_types": ["x", "y", "z"], "n_units": 4,
+                                           "exception_unit_types": ["z"]}, seed=0)
     assert every.n_tasks == math.comb(3 + 4 - 1, 4)
+    teams = [every.generate()["team_gen"] for _ in range(300)]
+    assert all(len(t["ally_team"]) == 4 and t["enemy_team"] == t["ally_team"] for t in teams)
+    assert all(set(t["ally_team"]) != {"z"} for t in teams) and len({t["id"] for t in teams}) == 14  # 15 - zzzz
     mask = draws("mask", {"mask_probability": 0.3, "n_units": 5, "n_enemies": 6}, 500)
     assert np.mean([1 - d["enemy_mask"]["item"] for d in mask]) == pytest.approx(0.3, abs=0.02)
     uniform = draws("per_agent_uniform", {"env_key": "attack", "n_units": 5, "lower_bound": [0.5],
@@ -88,8 +95,8 @@ def test_a_draw_is_an_episode_config():
         env.reset(episode_config=draw)
         if "team_gen" in draw:
             assert sorted(u.name for u in env.agents.values()) == sorted(draw["team_gen"]["ally_team"])
-        else:
-            assert env.ally_start_positions is not None
-            np.testing.assert_allclose(sorted(env.ally_start_positions.tolist()),
+        else:  # the agents start there, inside the walkable area (x, y in 2-29)
+            np.testing.assert_array_equal(env.ally_start_positions, draw["ally_start_positions"]["item"])
+            np.testing.assert_allclose(sorted([u.pos.x, u.pos.y] for u in env.agents.values()),
                                        sorted(np.clip(draw["ally_start_positions"]["item"], 2.5, 29.5).tolist()),
                                        atol=1e-5)

@@ -21,7 +21,6 @@ TYPE_ORDERS = {
     "colossi_stalkers_zealots": ({"colossus": 0, "stalker": 1, "zealot": 2},
                                  {"colossus": 0, "stalker": 1, "zealot": 2}),
     "bane": ({"baneling": 0, "zergling": 1}, {"baneling": 0, "zergling": 1}),
-    "none": ({}, {}),
     # SMACv2 (get_unit_type_id), used by the procedurally generated smaclite_* scenarios
     "protoss": ({"stalker": 0, "zealot": 1, "colossus": 2}, {"stalker": 0, "zealot": 1, "colossus": 2}),
     "terran": ({"marine": 0, "marauder": 1, "medivac": 2}, {"marine": 0, "marauder": 1, "medivac": 2}),
@@ -92,7 +91,7 @@ def _sz(name: str, ally: tuple[int, int], enemy: tuple[int, int], limit: int) ->
 
 
 def _s_vs_z(n_zealots: int, limit: int) -> SMACMap:
-    return SMACMap(f"3s_vs_{n_zealots}z", (("stalker", 3),), (("zealot", n_zealots),), limit, "none", 0)
+    return SMACMap(f"3s_vs_{n_zealots}z", (("stalker", 3),), (("zealot", n_zealots),), limit, "stalkers", 0)
 
 
 MAPS: dict[str, SMACMap] = {m.name: m for m in (
@@ -104,21 +103,21 @@ MAPS: dict[str, SMACMap] = {m.name: m for m in (
     _sz("2s3z", (2, 3), (2, 3), 120), _sz("3s5z", (3, 5), (3, 5), 150), _sz("3s5z_vs_3s6z", (3, 5), (3, 6), 170),
     SMACMap("1c3s5z", (("colossus", 1), ("stalker", 3), ("zealot", 5)),
             (("colossus", 1), ("stalker", 3), ("zealot", 5)), 180, "colossi_stalkers_zealots", 3),
-    SMACMap("2m_vs_1z", (("marine", 2),), (("zealot", 1),), 150, "none", 0, (16.0, 12.0), (16.0, 19.0),
+    SMACMap("2m_vs_1z", (("marine", 2),), (("zealot", 1),), 150, "marines", 0, (16.0, 12.0), (16.0, 19.0),
             (16.0, 12.0), unit_spawns=((13.0, 12.0), (19.0, 12.0), (16.0, 19.0)), attack_spread=3.0),
-    SMACMap("2s_vs_1sc", (("stalker", 2),), (("spine_crawler", 1),), 300, "none", 0, (14.05, 10.35),
+    SMACMap("2s_vs_1sc", (("stalker", 2),), (("spine_crawler", 1),), 300, "stalkers", 0, (14.05, 10.35),
             (13.92, 20.04), (13.92, 20.04), unit_spawns=((11.12, 10.34), (16.98, 10.37), (13.92, 20.04))),
     _s_vs_z(3, 150), _s_vs_z(4, 200), _s_vs_z(5, 250),
-    SMACMap("6h_vs_8z", (("hydralisk", 6),), (("zealot", 8),), 150, "none", 0, (14.60, 9.49),
+    SMACMap("6h_vs_8z", (("hydralisk", 6),), (("zealot", 8),), 150, "hydralisks", 0, (14.60, 9.49),
             (14.41, 16.76), (14.60, 9.49)),
-    SMACMap("corridor", (("zealot", 6),), (("zergling", 24),), 400, "none", 0, (19.04, 19.12),
+    SMACMap("corridor", (("zealot", 6),), (("zergling", 24),), 400, "zealots", 0, (19.04, 19.12),
             (27.91, 28.24), (4.47, 4.33)),
     SMACMap("bane_vs_bane", (("baneling", 4), ("zergling", 20)), (("baneling", 4), ("zergling", 20)), 200, "bane", 2,
             (16.0, 11.0), (16.0, 21.0), (16.0, 8.0),
             spawn_by_type={"baneling": ((16.0, 8.0), (16.0, 24.0)), "zergling": ((16.0, 11.0), (16.0, 21.0))}),
-    SMACMap("so_many_baneling", (("zealot", 7),), (("baneling", 32),), 100, "none", 0, (11.47, 12.02),
+    SMACMap("so_many_baneling", (("zealot", 7),), (("baneling", 32),), 100, "zealots", 0, (11.47, 12.02),
             (27.91, 28.24), (4.47, 4.33)),
-    SMACMap("2c_vs_64zg", (("colossus", 2),), (("zergling", 64),), 400, "none", 0, (16.0, 16.0),
+    SMACMap("2c_vs_64zg", (("colossus", 2),), (("zergling", 64),), 400, "colossus", 0, (16.0, 16.0),
             (16.0, 9.0), (16.0, 16.0)),
 )}
 

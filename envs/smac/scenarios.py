@@ -55,6 +55,15 @@ SMACV2_MAPS = {"10gen_protoss": "protoss", "10gen_terran": "terran", "10gen_zerg
 CAPABILITY_KEYS = {"n_units", "n_enemies", "team_gen", "start_positions"}
 
 
+def smacv2_defaults(map_name: str) -> dict[str, dict[str, Any]]:
+    """What a capability config on smacv2's `map_name` may leave out of team_gen and start_positions: the
+    built-in scenarios' draws."""
+    types, weights, exceptions = RACES[SMACV2_MAPS[map_name]]
+    return {"team_gen": {"dist_type": "weighted_teams", "unit_types": types, "weights": weights,
+                         "exception_unit_types": list(exceptions), "observe": True},
+            "start_positions": {"dist_type": "surrounded_and_reflect", "p": 0.5, "map_x": 32, "map_y": 32}}
+
+
 def scenario_for(map_name: str, capability_config: Mapping[str, Any]) -> str:
     """The smaclite_<race>_<n>_vs_<m> scenario that plays a smacv2 capability config on a 10gen_<race> map:
     n_units/n_enemies, weighted_teams with the scenario's unit types, weights and exceptions (observed), and
@@ -74,21 +83,22 @@ def scenario_for(map_name: str, capability_config: Mapping[str, Any]) -> str:
         raise UserError(f"no built-in scenario for {map_name} with n_units={n_units}, n_enemies={n_enemies}; "
                         f"available: {', '.join(s for s in SCENARIOS if race in s)}")
     types, weights, exceptions = RACES[race]
-    team = dict(capability_config.get("team_gen", {}))
+    defaults = smacv2_defaults(map_name)
+    team = {**defaults["team_gen"], **capability_config.get("team_gen", {})}
     # the same mix in any order (smacv2's own zerg config lists zergling, baneling, hydralisk)
-    unit_types, unit_weights = list(team.get("unit_types", types)), list(team.get("weights", weights))
+    unit_types, unit_weights = list(team["unit_types"]), list(team["weights"])
     mix = (dict(zip((t.lower() for t in unit_types), unit_weights, strict=True))
            if len(unit_types) == len(unit_weights) else None)
-    excepted = {t.lower() for t in team.get("exception_unit_types", exceptions)}
+    excepted = {t.lower() for t in team["exception_unit_types"]}
     if mix != dict(zip(types, weights, strict=True)) or excepted != set(exceptions) \
-            or team.get("dist_type", "weighted_teams") != "weighted_teams":
+            or team["dist_type"] != "weighted_teams":
         raise UserError(f"team_gen {team} differs from the built-in {name} (weighted_teams, unit_types {types}, "
                         f"weights {weights}, exceptions {list(exceptions)})")
-    if not team.get("observe", True):
+    if not team["observe"]:
         raise UserError("team_gen observe=False (unit types hidden from the observations) is not simulated")
-    start = dict(capability_config.get("start_positions", {}))
-    if start.get("dist_type", "surrounded_and_reflect") != "surrounded_and_reflect" or start.get("p", 0.5) != 0.5 \
-            or (start.get("map_x", 32), start.get("map_y", 32)) != (32, 32):
+    start = {**defaults["start_positions"], **capability_config.get("start_positions", {})}
+    if start["dist_type"] != "surrounded_and_reflect" or start["p"] != 0.5 \
+            or (start["map_x"], start["map_y"]) != (32, 32):
         raise UserError(f"start_positions {start} differ from the built-in surrounded_and_reflect with p = 0.5 on "
                         f"a 32 x 32 map")
     return name

@@ -45,6 +45,7 @@ from envs.smac.unit_view import (
     UnitView,
 )
 
+DEFAULT_MAX_COOLDOWN = 15  # smac's unit_max_cooldown for a unit type it does not list
 # smac's settings for StarCraft II itself: accepted, ignored, readable as attributes (window_size_x/_y aside)
 ENGINE_SETTINGS: dict[str, Any] = {"debug": False, "replay_dir": "", "replay_prefix": ""}
 
@@ -125,8 +126,8 @@ class StarCraft2Env(MultiAgentEnv):
         self.pathing_grid, self.terrain_height = terrain.walkable.copy(), terrain.height.copy()
         # the agents' unit-type ids, as smac numbers them (envs.smac.unit_view.RL_UNIT_NAMES): <name>_id
         # attributes, 0 for types the map's agents do not have
-        generated = self.core.map.name in SCENARIOS
-        ranked = RL_UNIT_NAMES if generated else sorted(set(self.core.map.ally_names))
+        self._generated = self.core.map.name in SCENARIOS  # a smaclite_* scenario: new teams every episode
+        ranked = RL_UNIT_NAMES if self._generated else sorted(set(self.core.map.ally_names))
         self._ally_type_ids = {name: RL_UNIT_TYPE_BASE + rank for rank, name in enumerate(ranked)}
         self._min_unit_type = RL_UNIT_TYPE_BASE
         (self.baneling_id, self.colossus_id, self.hydralisk_id, self.marauder_id, self.marine_id, self.medivac_id,
@@ -159,13 +160,13 @@ class StarCraft2Env(MultiAgentEnv):
         smacv2's distributions draw them; what it leaves out the scenario draws. Allies are then numbered as
         smacv2 numbers them (by unit type, x, y)."""
         everything = np.ones(1, bool)
-        counted = self.core.max_reward is not None
+        counted = self.core.max_reward
         self.core.reset(everything, self._episode_draw(episode_config) if episode_config else None)
-        if counted and self._episode_count == 0 and self.core.max_reward is not None:
+        if counted is not None and self._episode_count == 0:
             # smac adds the enemies' health and shields to max_reward at each reset until an episode has ended, so
             # a second reset before then (smacv2's random_agents example does one) counts them again
             stats = self.core.battle.stats
-            self.core.max_reward += float((stats.max_hp[0] + stats.max_shield[0])[self.n_agents:].sum())
+            self.core.max_reward = counted + float((stats.max_hp[0] + stats.max_shield[0])[self.n_agents:].sum())
         self._heuristic.reset(everything)
         self._done = False
         self._episode_steps = 0
@@ -315,9 +316,17 @@ class StarCraft2Env(MultiAgentEnv):
         return self._as_smac(self._current().obs[agent_id])
 
     def _as_smac(self, obs: np.ndarray) -> np.ndarray:
-        """A copy of observations in smac's dtype: float32, float64 with obs_timestep_number (smac appends the
-        timestep with np.append)."""
-        return obs.astype(np.float64 if self.core.features.flags.obs_timestep_number else np.float32)
+        """A copy of observations as smac's: float32, or float64 with obs_timestep_number, whose last column smac
+        appends in float64 with np.append."""
+        if not self.core.features.flags.obs_timestep_number:
+            return obs.astype(np.float32)
+        out = obs.astype(np.float64)
+        out[..., -1] = self._timestep()
+        return out
+
+    def _timestep(self) -> float:
+        """The timestep feature, in float64 as smac computes it."""
+        return self._episode_steps / self.episode_limit
 
     def get_obs_size(self) -> int:
         return self.core.features.obs_size
@@ -370,7 +379,7 @@ class StarCraft2Env(MultiAgentEnv):
             out["last_action"] = state[cut:cut + a * self.n_actions].reshape(a, self.n_actions)
             cut += a * self.n_actions
         if f.flags.state_timestep_number:
-            out["timestep"] = float(state[cut])
+            out["timestep"] = self._timestep()
         return out
 
     def get_ally_num_attributes(self) -> int:
@@ -471,12 +480,20 @@ class StarCraft2Env(MultiAgentEnv):
     @property
     def death_tracker_ally(self) -> np.ndarray:
         """1.0 for each dead agent [n_agents] (float64, as smac's)."""
-        return (~self.core.battle.state.alive[0, : self.n_agents]).astype(np.float64)
+        return self._death_tracker(slice(0, self.n_agents))
 
     @property
     def death_tracker_enemy(self) -> np.ndarray:
         """1.0 for each dead enemy [n_enemies]."""
-        return (~self.core.battle.state.alive[0, self.n_agents:]).astype(np.float64)
+        return self._death_tracker(slice(self.n_agents, None))
+
+    def _death_tracker(self, side: slice) -> np.ndarray:
+        """The dead units of one side; all zeros before the first reset and with reward_sparse (smac updates its
+        trackers only while computing the dense reward)."""
+        dead = ~self.core.battle.state.alive[0, side]
+        if self._seen is None or self.core.rewards.reward_sparse:
+            dead[:] = False
+        return dead.astype(np.float64)
 
     def only_medivac_left(self, ally: bool) -> bool:
         """smac's test on MMM maps that a side has nothing but medivacs alive (for the enemies smac asks for
@@ -543,7 +560,9 @@ class StarCraft2Env(MultiAgentEnv):
 
     def unit_max_cooldown(self, unit: UnitView) -> float:
         """smac's normaliser of the state's cooldown feature (a medivac's: its maximum energy; an int where
-        whole, as smac's)."""
+        whole). smac keys it by the agents' unit types, so every enemy reads its default, 15."""
+        if unit.owner != 1:
+            return DEFAULT_MAX_COOLDOWN
         return _number(self.core.battle.stats.obs_max_cooldown[0, unit.tag])
 
     @staticmethod

@@ -9,13 +9,12 @@ import numpy as np
 from core.errors import UnknownNameError
 from envs.smac.compat.distributions import Distribution, get_distribution
 from envs.smac.maps import MAPS
-from envs.smac.roster import ProceduralRoster
-from envs.smac.scenarios import LIMIT, SMACV2_MAPS
+from envs.smac.scenarios import LIMIT, SMACV2_MAPS, smacv2_defaults
 from envs.smac.starcraft2_env import MultiAgentEnv, StarCraft2Env
 from envs.smac.unit_view import RL_UNIT_NAMES, SC2_UNIT_TYPE_IDS, UnitView
 
 __all__ = ["CannotResetException", "MultiAgentEnv", "SMACv2Env", "StarCraft2Env", "StarCraftCapabilityEnvWrapper",
-           "get_map_params"]
+           "get_map_params", "get_smacv2_map_params"]
 RACE_LETTERS = {"protoss": "P", "terran": "T", "zerg": "Z"}
 # smacv2's settings the simulator honours only at these values (others are refused), readable as in smacv2
 SMACV2_FIXED_SETTINGS = {"action_mask": True, "conic_fov": False, "n_fov_actions": 0, "conic_fov_angle": 0,
@@ -27,17 +26,25 @@ class CannotResetException(RuntimeError):
 
 
 def get_map_params(map_name: str) -> dict[str, Any]:
-    """smac's/smacv2's map_param_registry entry: n_agents, n_enemies, limit, a_race, b_race, unit_type_bits,
-    map_type (and map_name, the map file, for smacv2's 10gen_* maps)."""
-    if map_name in SMACV2_MAPS:
-        race = SMACV2_MAPS[map_name]
-        return {"n_agents": 10, "n_enemies": 10, "limit": LIMIT, "a_race": RACE_LETTERS[race],
-                "b_race": RACE_LETTERS[race], "unit_type_bits": 3, "map_type": f"{race}_gen", "map_name": "32x32_flat"}
+    """smac's map_param_registry entry: n_agents, n_enemies, limit, a_race, b_race, unit_type_bits, map_type."""
     if map_name not in MAPS:
         raise UnknownNameError(f"unknown SMAC map {map_name!r}; available maps: {', '.join(sorted(MAPS))}")
     m = MAPS[map_name]
     return {"n_agents": m.n_agents, "n_enemies": m.n_enemies, "limit": m.limit, "a_race": m.ally_race,
             "b_race": m.enemy_race, "unit_type_bits": m.unit_type_bits, "map_type": m.map_type}
+
+
+def get_smacv2_map_params(map_name: str) -> dict[str, Any]:
+    """smacv2's map_param_registry entry: smac's with the map file's name (map_name), and the 10gen_<race> maps,
+    which smacv2 plays on 32x32_flat."""
+    if map_name in SMACV2_MAPS:
+        race = SMACV2_MAPS[map_name]
+        return {"n_agents": 10, "n_enemies": 10, "limit": LIMIT, "a_race": RACE_LETTERS[race],
+                "b_race": RACE_LETTERS[race], "unit_type_bits": 3, "map_type": f"{race}_gen", "map_name": "32x32_flat"}
+    if map_name not in MAPS:
+        raise UnknownNameError(f"unknown SMACv2 map {map_name!r}; available maps: "
+                               f"{', '.join(sorted({*MAPS, *SMACV2_MAPS}))}")
+    return {**get_map_params(map_name), "map_name": map_name}
 # what smacv2's StarCraft2Env does differently on smac's maps: its reward clips at 0 where smac takes abs(), and
 # its observations remember sighted enemies (envs.smac.sighting); the smaclite_* scenarios have both already
 SMACV2_ON_SMAC_MAPS = {"reward_positive_part": True, "sighted_enemies": True}
@@ -57,19 +64,18 @@ class SMACv2Env(StarCraft2Env):
         if self.replace_teammates:
             self.observe_teammate_types = bool(cc["team_gen"].get("observe", True))
             self.zero_pad_unit_types = not self.observe_teammate_types
-        self.map_params = get_map_params(self.map_name) if self.map_name in SMACV2_MAPS or self.map_name in MAPS \
-            else None
+        self.map_params = get_smacv2_map_params(self.map_name) \
+            if self.map_name in SMACV2_MAPS or self.map_name in MAPS else None
         # smacv2 keeps the unit-type bits out of the allies' state attributes and names them capabilities
         bits = self.unit_type_bits
         self.ally_state_attr_names = self.ally_state_attr_names[: len(self.ally_state_attr_names) - bits]
         self.capability_attr_names = [f"type_{bit}" for bit in range(bits)]
-        generated = isinstance(self.core.battle.roster, ProceduralRoster)
-        names = RL_UNIT_NAMES if generated else list(self._ally_type_ids)
+        names = RL_UNIT_NAMES if self._generated else list(self._ally_type_ids)
         self.ally_unit_map = {name: self._ally_type_ids[name] for name in names}
         self.enemy_unit_map = {name: SC2_UNIT_TYPE_IDS[name] for name in
-                               (RL_UNIT_NAMES if generated else sorted(set(self.core.map.enemy_names)))}
+                               (RL_UNIT_NAMES if self._generated else sorted(set(self.core.map.enemy_names)))}
         # smacv2 registers names and ids on smac's maps only
-        self.unit_name_to_id_map = {} if generated else dict(self._ally_type_ids)
+        self.unit_name_to_id_map = {} if self._generated else dict(self._ally_type_ids)
         self.id_to_unit_name_map = {i: name for name, i in self.unit_name_to_id_map.items()}
         self.episode_config: dict[str, Any] = {}
         self.ally_start_positions: np.ndarray | None = None
@@ -78,12 +84,13 @@ class SMACv2Env(StarCraft2Env):
     def reset(self, episode_config: Mapping[str, Any] | None = None) -> tuple[list[np.ndarray], np.ndarray]:
         """As StarCraft2Env.reset; also records smacv2's episode_config and start positions. Where the scenario
         draws the teams itself (a capability config without an episode_config), episode_config holds what it
-        drew (team_gen's unit type names, start positions as smacv2's items)."""
+        drew (team_gen's unit type names, start positions as smacv2's items, in agent order). The start positions
+        are the episode config's items, as smacv2 keeps them."""
         out = super().reset(episode_config)
         a, z = self.n_agents, self.core.battle.state.z[0].astype(np.complex128)
         at = np.stack([z.real, z.imag], axis=1)
         config = dict(episode_config or {})
-        if isinstance(self.core.battle.roster, ProceduralRoster):
+        if self._generated:
             names = [u.name for u in self._units(0, a + self.n_enemies)]
             config.setdefault("team_gen", {"ally_team": names[:a], "enemy_team": names[a:]})
             if self.random_start:
@@ -91,8 +98,8 @@ class SMACv2Env(StarCraft2Env):
                 config.setdefault("enemy_start_positions", {"item": at[a:]})
         self.episode_config = config
         self.ally_start_positions, self.enemy_start_positions = (
-            at[side] if f"{name}_start_positions" in config else None
-            for name, side in (("ally", slice(0, a)), ("enemy", slice(a, None))))
+            np.asarray(config[key]["item"], float) if key in config else None
+            for key in ("ally_start_positions", "enemy_start_positions"))
         return out
 
     @property
@@ -163,12 +170,14 @@ class StarCraftCapabilityEnvWrapper(MultiAgentEnv):
         drawing to the scenario, which draws the same teams and positions (and spreads units spawned on one
         point as SC2 does)."""
         sizes = {k: self.distribution_config.get(k) for k in ("n_units", "n_enemies")}
+        defaults = smacv2_defaults(self.env.map_name)  # what the scenario fills in where the config is silent
         for index, (env_key, config) in enumerate(self.distribution_config.items()):
             if env_key in sizes or not isinstance(config, dict):
                 continue
             config.update(env_key=env_key, **sizes)
-            cls = get_distribution(config.get("dist_type", ""))
-            self.env_key_to_distribution_map[env_key] = cls(config, None if seed is None else [seed, 2, index])
+            full = {**defaults.get(env_key, {}), **config}
+            self.env_key_to_distribution_map[env_key] = get_distribution(full["dist_type"])(
+                full, None if seed is None else [seed, 2, index])
 
     def __getattr__(self, name: str) -> Any:
         if name == "env":  # not set yet: the constructor failed

@@ -1,9 +1,9 @@
 """What the `smac`/`smacv2` stand-ins in clients/ run first. They load this file by its path, not by import
 name: a client may have packages of its own called `envs` or `core`, as pymarl and EPyMARL do (their `src/`
 holds an `envs` package, and its `__init__` is what imports smac). So nothing here imports this project by
-name except `import_simulator`, which does it with the project's root first on sys.path and the client's
-modules of the same names set aside, then puts the client's back (the simulator's modules stay loaded under
-`concerto.<name>`; everything they need is imported when they load).
+name except `import_simulator`, which does it with the project's root first on sys.path, the client's modules
+of the same names set aside and the simulator's modules loaded so far back under their own names, then puts the
+client's back (the simulator's modules stay loaded under `concerto.<name>`, so each is loaded once).
 """
 from __future__ import annotations
 
@@ -41,13 +41,15 @@ def import_simulator(module: str) -> ModuleType:
     foreign = {k: v for k, v in sys.modules.items() if _owned(k)}
     for name in foreign:
         del sys.modules[name]
+    prefix = "concerto."
+    sys.modules.update({k[len(prefix):]: v for k, v in list(sys.modules.items()) if k.startswith(prefix)})
     sys.path.insert(0, str(ROOT))
     try:
         loaded = importlib.import_module(module)
     finally:
         sys.path.remove(str(ROOT))
         for name in [k for k in sys.modules if _owned(k)]:
-            sys.modules[f"concerto.{name}"] = sys.modules.pop(name)
+            sys.modules[prefix + name] = sys.modules.pop(name)
         sys.modules.update(foreign)
     return loaded
 
