@@ -8,17 +8,15 @@ import numpy as np
 
 from core.errors import UnknownNameError
 from envs.smac.compat.distributions import Distribution, get_distribution
+from envs.smac.core import ONLY_DEFAULT
 from envs.smac.maps import MAPS
-from envs.smac.scenarios import LIMIT, SMACV2_MAPS, smacv2_defaults
+from envs.smac.scenarios import LIMIT, RACES, SMACV2_MAPS, smacv2_defaults
 from envs.smac.starcraft2_env import MultiAgentEnv, StarCraft2Env
 from envs.smac.unit_view import RL_UNIT_NAMES, SC2_UNIT_TYPE_IDS, UnitView
+from envs.smac.units import UNIT_TYPES
 
 __all__ = ["CannotResetException", "MultiAgentEnv", "SMACv2Env", "StarCraft2Env", "StarCraftCapabilityEnvWrapper",
            "get_map_params", "get_smacv2_map_params"]
-RACE_LETTERS = {"protoss": "P", "terran": "T", "zerg": "Z"}
-# smacv2's settings the simulator honours only at these values (others are refused), readable as in smacv2
-SMACV2_FIXED_SETTINGS = {"action_mask": True, "conic_fov": False, "n_fov_actions": 0, "conic_fov_angle": 0,
-                         "fully_observable": False, "prob_obs_enemy": 1.0, "obs_starcraft": True}
 
 
 class CannotResetException(RuntimeError):
@@ -39,8 +37,9 @@ def get_smacv2_map_params(map_name: str) -> dict[str, Any]:
     which smacv2 plays on 32x32_flat."""
     if map_name in SMACV2_MAPS:
         race = SMACV2_MAPS[map_name]
-        return {"n_agents": 10, "n_enemies": 10, "limit": LIMIT, "a_race": RACE_LETTERS[race],
-                "b_race": RACE_LETTERS[race], "unit_type_bits": 3, "map_type": f"{race}_gen", "map_name": "32x32_flat"}
+        letter = UNIT_TYPES[RACES[race][0][0]].race  # "P", "T" or "Z", as the race's units have
+        return {"n_agents": 10, "n_enemies": 10, "limit": LIMIT, "a_race": letter, "b_race": letter,
+                "unit_type_bits": 3, "map_type": f"{race}_gen", "map_name": "32x32_flat"}
     if map_name not in MAPS:
         raise UnknownNameError(f"unknown SMACv2 map {map_name!r}; available maps: "
                                f"{', '.join(sorted({*MAPS, *SMACV2_MAPS}))}")
@@ -56,8 +55,10 @@ class SMACv2Env(StarCraft2Env):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **{**SMACV2_ON_SMAC_MAPS, **kwargs})
         cc = self.capability_config
-        for name, value in SMACV2_FIXED_SETTINGS.items():
+        # the settings the simulator takes only at their defaults (others are refused), readable as in smacv2
+        for name, (value, _) in ONLY_DEFAULT.items():
             setattr(self, name, value)
+        self.n_fov_actions = self.conic_fov_angle = 0  # no conic field of view
         self.stochastic_attack, self.stochastic_health = "attack" in cc, "health" in cc  # both refused if given
         self.mask_enemies, self.random_start = False, "start_positions" in cc
         self.replace_teammates = "team_gen" in cc
