@@ -11,8 +11,11 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
+import pickletools
 import shutil
 import tempfile
+import warnings
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -116,7 +119,15 @@ def load_checkpoint(path: str | Path) -> tuple[dict[str, Any], dict[str, Any]]:
     path = Path(path)
     meta = read_metadata(path)
     try:
-        tree = torch.load(path / TENSORS, weights_only=True, map_location="cpu")
+        with warnings.catch_warnings():  # torch warns about foreign pickle protocols before refusing them
+            warnings.simplefilter("ignore")
+            tree = torch.load(path / TENSORS, weights_only=True, map_location="cpu")
+    except pickle.UnpicklingError as exc:
+        if not _refers_to_code(path / TENSORS, exc):
+            raise UserError(f"checkpoint {path} is damaged: {TENSORS} cannot be read (not a torch file)") from None
+        raise UserError(f"checkpoint {path} is refused: {TENSORS} is not a tensors-only checkpoint (loading it "
+                        "would import or run code; nothing was run); resume only checkpoints this project "
+                        "wrote") from None
     except Exception as exc:  # truncated, empty or foreign files raise many types
         raise UserError(f"checkpoint {path} is damaged: {TENSORS} cannot be read ({_first_line(exc)})") from None
     try:
@@ -184,6 +195,21 @@ def _fsync(path: Path) -> None:
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
     return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+
+
+CODE_OPCODES = {"GLOBAL", "STACK_GLOBAL", "INST", "OBJ", "NEWOBJ", "NEWOBJ_EX", "REDUCE"}
+
+
+def _refers_to_code(path: Path, exc: pickle.UnpicklingError) -> bool:
+    """Whether torch's tensors-only loader refused a reference to code (its message names a GLOBAL) or the file
+    is a plain pickle that would import or call something; pickletools parses it without running anything."""
+    if "GLOBAL" in str(exc):
+        return True
+    try:
+        with path.open("rb") as file:
+            return bool({op.name for op, _, _ in pickletools.genops(file)} & CODE_OPCODES)
+    except Exception:  # not a pickle stream at all: damaged
+        return False
 
 
 def _json_default(value: Any) -> Any:

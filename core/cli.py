@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import shutil
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -18,8 +19,8 @@ from core import signals
 from core.callbacks import load_callback
 from core.errors import EXIT_BAD_INPUT, EXIT_RUN_FAILED, Interrupted, RunError, UserError
 from core.resume import resume_config
-from core.run_config import make_run_dir, resolve_config
-from core.trainer import checkpoint_metadata, run_dir_of
+from core.run_config import resolve_config
+from core.run_dir import checkpoint_metadata, make_run_dir, resume_run_dir
 from core.user_code import cwd_on_path
 
 OVERRIDES_HELP = """\
@@ -49,7 +50,9 @@ def build_parser(prog: str, description: str, algos: str, env_help: str, epilog:
     p.add_argument("--seed", type=int)
     p.add_argument("--device", help="cpu, cuda or cuda:N")
     p.add_argument("--config", help="YAML file with train/algo/env sections")
-    p.add_argument("--logdir", default="runs", help="root of run directories (default: runs)")
+    p.add_argument("--logdir", default="runs", help="root of new run directories (default: runs); a resumed run "
+                                                    "goes on in its own, or in a new one here if its checkpoint "
+                                                    "is no longer inside it")
     p.add_argument("--callback", action="append", default=[], metavar="SPEC",
                    help="callback plugin package.module:ClassName (repeatable)")
     p.add_argument("--summary-json", help="write a JSON summary of the run here")
@@ -84,13 +87,22 @@ def train_from_args(args: argparse.Namespace, lookup: AlgoLookup, check_env: Cal
                                                      args.overrides)
     callbacks = [load_callback(spec) for spec in args.callback]
     summary_path = writable(args.summary_json, "--summary-json") if args.summary_json else None
-    run_dir = run_dir_of(checkpoint) if args.resume else make_run_dir(args.logdir, env, algo, train.seed)
+    if args.resume:
+        run_dir, note = resume_run_dir(checkpoint, meta, args.logdir, env, algo, train.seed)
+    else:
+        run_dir, note = make_run_dir(args.logdir, env, algo, train.seed), None
     try:
         trainer = trainer_class(algo, env, train, algo_cfg, env_kwargs, run_dir, callbacks, resume=args.resume)
-    except RunError as exc:  # a failure before the first training step (an env that fails at reset): bad input
-        raise UserError(str(exc)) from None
-    except Interrupted as exc:
-        raise Interrupted(exc.signum, "before training started; nothing was saved") from None
+    except BaseException as exc:
+        if not args.resume or note is not None:  # a run directory made for a run that never started
+            shutil.rmtree(run_dir, ignore_errors=True)
+        if isinstance(exc, RunError):  # a failure before the first training step (an env failing at reset)
+            raise UserError(str(exc)) from None
+        if isinstance(exc, Interrupted):
+            raise Interrupted(exc.signum, "before training started; nothing was saved") from None
+        raise
+    if note:
+        print(note, flush=True)
     try:
         summary = trainer.train()
     finally:
@@ -146,8 +158,9 @@ def print_summary(summary: dict[str, Any], algo: str, env: str, report_wins: boo
     if summary.get("stop_reason"):
         parts.append(f"stopped early: {summary['stop_reason']}")
     print("; ".join(parts))
-    logdir = Path(summary["run_dir"]).parents[2]
-    print(f"TensorBoard logs: {summary['run_dir']}  (view with: tensorboard --logdir {logdir})")
+    run_dir = Path(summary["run_dir"])
+    logdir = run_dir.parents[2] if len(run_dir.parents) > 2 else run_dir  # <logdir>/<env>/<algo>/<run>
+    print(f"TensorBoard logs: {run_dir}  (view with: tensorboard --logdir {logdir})")
 
 
 def run_main(run: Callable[[list[str] | None], Any], argv: list[str] | None = None) -> int:

@@ -139,8 +139,10 @@ Yaml12Dumper.yaml_implicit_resolvers = Yaml12Loader.yaml_implicit_resolvers
 def load_yaml(path: str | Path) -> dict[str, Any]:
     """Read a YAML mapping; unreadable or non-text files, syntax errors and non-mappings raise ConfigError."""
     path = Path(path)
-    if not path.is_file():
+    if not path.exists():
         raise ConfigError(f"config file not found: {path}")
+    if not path.is_file():  # a directory, device or pipe: reading could block or never end
+        raise ConfigError(f"config file {path} is {'a directory' if path.is_dir() else 'not a regular file'}")
     try:
         text = path.read_bytes().decode("utf-8")
     except OSError as exc:

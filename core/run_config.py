@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import re
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,7 +26,7 @@ from core.config import (
     merge,
     parse_overrides,
 )
-from core.errors import ConfigError, UserError
+from core.errors import ConfigError
 from core.paths import CONFIG_DIR
 
 SECTIONS = ("train", "algo", "env")
@@ -138,17 +137,3 @@ def _route_overrides(overrides: dict[str, Any], algo_config_cls: type) -> dict[s
 def env_dir_name(env: str) -> str:
     """An env name as one path component (user envs are named package.module:factory)."""
     return env.replace(":", "_").replace("/", "_")
-
-
-def make_run_dir(logdir: str | Path, env: str, algo: str, seed: int) -> Path:
-    """runs/<env>/<algo>/<YYYYmmdd-HHMMSS>-seed<k>/ (suffixed if it already exists)."""
-    base = Path(logdir) / env_dir_name(env) / algo / f"{time.strftime('%Y%m%d-%H%M%S')}-seed{seed}"
-    path, k = base, 1
-    while path.exists():
-        k += 1
-        path = base.with_name(f"{base.name}-{k}")
-    try:
-        path.mkdir(parents=True)
-    except OSError as exc:
-        raise UserError(f"cannot create the run directory under --logdir {logdir}: {exc.strerror}") from None
-    return path

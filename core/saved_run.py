@@ -11,8 +11,9 @@ from core.checkpoint import STATE_MISMATCH, load_checkpoint, state_mismatch
 from core.config import check_keys, from_dict, merge, parse_overrides, saved_section
 from core.errors import ConfigError, UserError
 from core.run_config import TrainConfig
+from core.run_dir import latest_checkpoint
 from core.run_state import Clock, RunState
-from core.trainer import EVAL_SEED_OFFSET, Stateful, latest_checkpoint
+from core.trainer import EVAL_SEED_OFFSET, Stateful
 
 T = TypeVar("T")
 

@@ -25,10 +25,8 @@ from core.callbacks import Callback, CallbackList
 from core.checkpoint import (
     PREFIX,
     STATE_MISMATCH,
-    checkpoint_dirs,
     load_checkpoint,
     prune,
-    read_metadata,
     remove_stale,
     save_checkpoint,
     state_mismatch,
@@ -40,6 +38,7 @@ from core.evaluation import Evaluation
 from core.logger import RunLogger
 from core.precision import cpu_threads, training_float_modes
 from core.run_config import TrainConfig
+from core.run_dir import claim, latest_checkpoint
 from core.run_state import Clock, RunState
 
 EVAL_SEED_OFFSET = 1_000_003
@@ -102,6 +101,7 @@ class Trainer:
                     self._restore(Path(resume))
             per_iteration = self.runner.steps_per_iteration  # the budget is rounded up to whole iterations
             self.clock.total_steps = -(-train.steps // per_iteration) * per_iteration
+            self.run_id = claim(self.run_dir)
             remove_stale(self.run_dir)
             self.logger = RunLogger(self.run_dir)
             save_yaml({"algo_name": algo, "env_name": env, "train": to_dict(train), "algo": to_dict(algo_cfg),
@@ -180,7 +180,7 @@ class Trainer:
         if bad is not None:
             raise NonFiniteError(f"non-finite value in {bad} at env step {self.env_steps:,}; not checkpointed")
         evaluated = self._eval_step == self.env_steps
-        meta = {"algo": self.algo_name, "env": self.env_name, "clock": to_dict(self.clock),
+        meta = {"algo": self.algo_name, "env": self.env_name, "run_id": self.run_id, "clock": to_dict(self.clock),
                 "exact_resume": self.runner.exact_resume, "eval": self.last_eval if evaluated else {},
                 "score": self.last_eval.get("eval/win_rate", self.last_eval.get("eval/return_mean"))
                 if evaluated else None,
@@ -377,27 +377,6 @@ def nonfinite_leaf(tree: Any) -> str | None:
         if bad:
             return path
     return None
-
-
-def latest_checkpoint(path: Path) -> Path:
-    """A checkpoint directory, or the newest one under a run directory's checkpoints/."""
-    if (path / "metadata.json").is_file():
-        return path
-    candidates = checkpoint_dirs(path)
-    if not candidates:
-        raise UserError(f"no checkpoint found at {path}")
-    return candidates[-1]
-
-
-def run_dir_of(checkpoint: Path) -> Path:
-    """The run directory a checkpoint directory belongs to (runs/.../<run>/checkpoints/step-N)."""
-    return checkpoint.parent.parent
-
-
-def checkpoint_metadata(path: Path) -> tuple[Path, dict[str, Any]]:
-    """(checkpoint directory, its metadata) for a --resume argument."""
-    checkpoint = latest_checkpoint(path)
-    return checkpoint, read_metadata(checkpoint)
 
 
 def device(name: str) -> torch.device:

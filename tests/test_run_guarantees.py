@@ -1,7 +1,10 @@
 """What a run guarantees: bit-exact resume, signals, non-finite values, hung workers, checkpoint housekeeping."""
 from __future__ import annotations
 
+import json
 import os
+import pickle
+import shutil
 import signal
 import subprocess
 import sys
@@ -14,7 +17,9 @@ import torch
 
 from core.callbacks import Callback
 from core.checkpoint import checkpoint_dirs, load_checkpoint
-from core.trainer import all_finite, latest_checkpoint
+from core.cli import print_summary
+from core.run_dir import latest_checkpoint
+from core.trainer import all_finite
 from marl.cli import main as marl_main
 from single_agent.cli import main as single_main
 
@@ -75,6 +80,42 @@ def test_resume_is_bit_exact(main, algo, env, half, extra, tmp_path):
     assert main(["--resume", str(split), "--steps", str(2 * half), "--no-progress"]) == 0
     assert only_run(tmp_path / "split") == split  # the run goes on in its own directory
     assert_same_state(final_state(only_run(tmp_path / "whole")), final_state(split))
+
+
+def test_a_checkpoint_outside_its_run_resumes_into_a_new_run_and_touches_nothing_else(tmp_path, capsys):
+    """A copied checkpoint (beside a user's own config.yaml and metrics.csv), and one moved into another run's
+    checkpoints/, each continue in a new run directory under --logdir that names where they came from, bit for
+    bit as the run would have continued in place; the folders around them are left byte for byte as they were."""
+    common = ["--algo", "mappo", "--env", "mpe_simple_spread", *QUIET, "--n-envs", "2", "algo.rollout_steps=25"]
+    assert marl_main([*common, "--steps", "100", "--logdir", str(tmp_path / "orig")]) == 0
+    assert marl_main([*common, "--steps", "50", "--logdir", str(tmp_path / "other")]) == 0
+    run, other = only_run(tmp_path / "orig"), only_run(tmp_path / "other")
+    checkpoint = latest_checkpoint(run)
+    user = tmp_path / "exp"
+    (user / "sub").mkdir(parents=True)
+    for name, text in (("config.yaml", "mine: 1\n"), ("metrics.csv", "a,b\n1,2\n"), ("notes.txt", "notes\n")):
+        (user / name).write_text(text)
+    copies = [user / "sub" / "mycopy", other / "checkpoints" / checkpoint.name]
+    for copy in copies:
+        shutil.copytree(checkpoint, copy)
+    before = {p: p.read_bytes() for p in [*user.rglob("*"), *other.rglob("*")] if p.is_file()}
+    assert marl_main(["--resume", str(run), "--steps", "200", "--no-progress"]) == 0  # in place, for reference
+    for i, copy in enumerate(copies):
+        logdir = tmp_path / f"new{i}"
+        capsys.readouterr()
+        assert marl_main(["--resume", str(copy), "--steps", "200", "--no-progress", "--logdir", str(logdir)]) == 0
+        assert "is not inside the run directory that wrote it" in capsys.readouterr().out
+        resumed = only_run(logdir)
+        assert json.loads((resumed / "run.json").read_text())["resumed_from"] == str(copy.resolve())
+        assert_same_state(final_state(run), final_state(resumed))
+    assert {p: p.read_bytes() for p in [*user.rglob("*"), *other.rglob("*")] if p.is_file()} == before
+
+
+def test_the_summary_line_takes_any_run_directory(capsys):
+    summary = {"env_steps": 1, "wall_s": 1.0, "steps_per_s": 1.0, "eval_return_mean": None, "eval_win_rate": None,
+               "run_dir": "/r"}
+    print_summary(summary, "mappo", "smac_3m")
+    assert "tensorboard --logdir /r)" in capsys.readouterr().out
 
 
 def test_resume_refuses_another_experiment_and_applies_allowed_changes(tmp_path, capsys):
@@ -149,14 +190,26 @@ def test_checkpoints_are_pruned_and_stale_temporaries_removed(tmp_path):
     assert not stale.exists()
 
 
+class RunsCode:
+    """Pickles to a call that creates `marker` when unpickled: what a tensors-only load must never run."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self):
+        return Path.touch, (self.marker,)
+
+
 @pytest.mark.parametrize("damage, message", [
     (lambda c: (c / "tensors.pt").write_bytes(b""), "tensors.pt cannot be read"),
     (lambda c: (c / "tensors.pt").write_bytes(os.urandom(64)), "tensors.pt cannot be read"),
     (lambda c: (c / "metadata.json").write_text("{oops"), "metadata.json cannot be read"),
     (lambda c: (c / "arrays.npz").write_bytes(b"PK\x03\x04 broken"), "arrays.npz cannot be read"),
     (lambda c: (c / "metadata.json").write_text('{"format": 1}'), "not a checkpoint this version can resume"),
+    (lambda c: (c / "tensors.pt").write_bytes(pickle.dumps(RunsCode(c / "ran"))), "not a tensors-only checkpoint"),
 ])
 def test_damaged_checkpoints_give_one_line(damage, message, tmp_path, capsys):
+    """Each refusal is one line, and a pickle that would run code on load is refused without running it."""
     args = ["--algo", "qmix", "--env", "smac_3m", *QUIET, "--n-envs", "2", "--steps", "64", "--logdir", str(tmp_path)]
     assert marl_main(args) == 0
     run = only_run(tmp_path)
@@ -165,6 +218,7 @@ def test_damaged_checkpoints_give_one_line(damage, message, tmp_path, capsys):
     assert marl_main(["--resume", str(run), "--steps", "128"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("error: checkpoint ") and message in err[0], err
+    assert not (latest_checkpoint(run) / "ran").exists()
 
 
 # -- signals and hung workers, end to end in subprocesses ------------------------------------------------------

@@ -86,12 +86,13 @@ def run_experiment(spec: ExperimentSpec, out: PathLike | None = None, *, workers
 
     def command(cell: Cell, cell_dir: Path, resume: Path | None) -> list[str]:
         base = ["--steps", str(spec.steps), "--no-progress", "--summary-json", str(cell_dir / "summary.json"),
-                *(["--device", device] if device else []), *(f"--callback={c}" for c in callbacks)]
+                "--logdir", str(cell_dir / "run"), *(["--device", device] if device else []),
+                *(f"--callback={c}" for c in callbacks)]
         if resume is not None:
             return launch_command(modules[cell.algo], [*base, "--resume", str(resume)])
         return launch_command(modules[cell.algo], [
             *base, "--algo", cell.algo, "--env", cell.env, "--seed", str(cell.seed),
-            "--logdir", str(cell_dir / "run"), f"train.torch_threads={threads[cell.algo]}",
+            f"train.torch_threads={threads[cell.algo]}",
             *spec.cell_overrides(cell)])
 
     try:
