@@ -20,7 +20,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from envs.smac.battle import N_NON_ATTACK_ACTIONS
+from envs.smac.battle_constants import N_NON_ATTACK_ACTIONS
 from envs.smac.vec_env import GROUP, SMACVecEnv
 
 WALL_Y = 13.0

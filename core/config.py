@@ -208,13 +208,6 @@ def merge(base: Mapping[str, Any], update: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def saved_section(cls: type, data: Mapping[str, Any]) -> dict[str, Any]:
-    """A config section saved by a run, with the keys it predates set as its version behaved (the class's
-    `SAVED_WITHOUT`: key -> the value older versions acted as), so that an old run evaluates and resumes as it
-    ran rather than with a newer default."""
-    return {**getattr(cls, "SAVED_WITHOUT", {}), **data}
-
-
 def from_dict(cls: type[T], data: Mapping[str, Any] | None, where: str = "config") -> T:
     """Build dataclass `cls` from `data`, validating keys, value types and declared ranges."""
     data = dict(data or {})

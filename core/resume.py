@@ -11,7 +11,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from core.config import from_dict, merge, parse_overrides, saved_section
+from core.added_keys import saved_section
+from core.config import from_dict, merge, parse_overrides
 from core.errors import UserError
 from core.run_config import TrainConfig, _layer, _route_overrides
 

@@ -7,8 +7,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+from core.added_keys import saved_section
 from core.checkpoint import STATE_MISMATCH, load_checkpoint, state_mismatch
-from core.config import check_keys, from_dict, merge, parse_overrides, saved_section
+from core.config import check_keys, from_dict, merge, parse_overrides
 from core.errors import ConfigError, UserError
 from core.run_config import TrainConfig
 from core.run_dir import latest_checkpoint

@@ -15,7 +15,7 @@ import functools
 import inspect
 import math
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,6 +25,7 @@ from core.user_code import cwd_on_path, import_object, user_code
 from envs.vec_env import VecEnv
 
 VEC_KINDS = ("sync", "subproc")
+RESERVED_OPTIONS = frozenset({"seed", "n_envs", "vec", "name", "worker_timeout_s"})  # make_vec's own arguments
 
 
 @dataclass(frozen=True)
@@ -113,6 +114,14 @@ def make_vec(name: str, n_envs: int = 1, vec: str = "sync", seed: int | None = N
         return SyncVecEnv([factory] * n_envs, name=name, seed=seed)
     with cwd_on_path():  # spawned workers import a user's `module:factory` by name
         return SubprocVecEnv([factory] * n_envs, name=name, seed=seed, worker_timeout_s=worker_timeout_s)
+
+
+def check_env_options(options: Mapping[str, Any]) -> None:
+    """UserError for an env option that is one of `make_vec`'s own arguments: a run sets those itself."""
+    reserved = sorted(set(options) & RESERVED_OPTIONS)
+    if reserved:
+        raise UserError(f"env.{reserved[0]} is not an env option here: the run sets it (--seed, --n-envs, --vec, "
+                        "train.worker_timeout_s)")
 
 
 def _checked_kwargs(factory: Callable[..., Any], kwargs: dict[str, Any], name: str) -> dict[str, Any]:

@@ -10,12 +10,11 @@ from core.evaluation import Evaluation
 from core.recording import FrameLog
 from core.saved_run import SavedRun
 from envs.recording import recording_vec_env
-from envs.registry import make_vec
+from envs.registry import check_env_options, make_vec
 from envs.vec_env import VecEnv
 from marl.agent import Learner
 from marl.algos import get_algo
 from marl.evaluation import evaluate
-from marl.trainer import check_env_options
 
 
 class MarlSide:

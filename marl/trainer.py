@@ -1,7 +1,6 @@
 """The multi-agent training run: multi-agent vector envs, a marl/ algorithm and its runner on core's loop."""
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 import torch
@@ -10,12 +9,13 @@ from core.builtin_callbacks import EpisodeRecorder
 from core.errors import UserError
 from core.evaluation import Evaluation
 from core.trainer import Runner, Trainer
-from envs.registry import make_vec
+from envs.registry import check_env_options, make_vec
 from envs.spec import EnvSpec
 from envs.vec_env import VecEnv
 from marl.agent import Learner
 from marl.algos import AlgoEntry, get_algo
 from marl.evaluation import evaluate
+from marl.saved_policy import MarlSide
 
 
 class MarlTrainer(Trainer):
@@ -42,17 +42,7 @@ class MarlTrainer(Trainer):
         return evaluate(self.agent, self.eval_env, self.train_cfg.eval_episodes, seed=seed)
 
     def _recorder(self) -> EpisodeRecorder[Any]:
-        from marl.saved_policy import MarlSide  # here: marl.saved_policy imports this module
-
         return MarlSide()
-
-
-def check_env_options(env_kwargs: Mapping[str, Any]) -> None:
-    """UserError for an env option that the run itself sets (make_vec's own arguments)."""
-    reserved = sorted(set(env_kwargs) & {"seed", "n_envs", "vec", "name", "worker_timeout_s"})
-    if reserved:
-        raise UserError(f"env.{reserved[0]} is not an env option here: the run sets it (--seed, --n-envs, --vec, "
-                        "train.worker_timeout_s)")
 
 
 def _check_spaces(algo: str, entry: AlgoEntry, spec: EnvSpec) -> None:

@@ -1,4 +1,5 @@
 import dataclasses
+import importlib
 from typing import Literal
 
 import numpy as np
@@ -8,9 +9,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
+from core.added_keys import ADDED_KEYS, saved_section
 from core.buffers import RolloutBuffer, compute_gae
 from core.checkpoint import FORMAT, load_checkpoint, save_checkpoint
-from core.config import from_dict, load_yaml, parse_overrides, saved_section
+from core.config import from_dict, load_yaml, parse_overrides
 from core.errors import ConfigError
 from core.normalizers import RunningNormalizer
 from core.run_config import TrainConfig, resolve_config
@@ -104,6 +106,17 @@ def test_a_config_saved_before_an_option_existed_reads_as_that_version_ran():
     boltzmann = from_dict(COMAConfig, saved_section(COMAConfig, {"policy_gradient": "boltzmann"}))
     assert boltzmann.reverse_kl_final == 0.0 and COMAConfig().reverse_kl_final == 1.0
     assert from_dict(ValueDecompositionConfig, saved_section(ValueDecompositionConfig, {})).td_lambda == 0.0
+
+
+
+def test_every_added_key_is_a_field_whose_default_changed_since():
+    for entry in ADDED_KEYS:
+        module, _, name = entry.config.rpartition(".")
+        cls = vars(importlib.import_module(module))[name]
+        default = {f.name: f.default for f in dataclasses.fields(cls)}[entry.key]
+        assert default != entry.saved_without, entry  # else the entry changes nothing
+        assert vars(from_dict(cls, {entry.key: entry.saved_without}))[entry.key] == entry.saved_without
+    assert len({(entry.config, entry.key) for entry in ADDED_KEYS}) == len(ADDED_KEYS)
 
 
 def test_gae_hand_example():

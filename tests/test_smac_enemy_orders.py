@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from envs.smac.battle import FAR
+from envs.smac.battle_constants import FAR
 from envs.smac.core import SMACBatch, make_batch
 from envs.smac.features import FeatureFlags
 from envs.smac.maps import get_map

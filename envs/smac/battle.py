@@ -6,19 +6,38 @@ runs 8 ticks of 1/16 normal-speed second (SMAC's step_mul=8). Every tick each un
 goal, fires when its weapon is ready and in reach, and regenerates; every `SENSE_EVERY` ticks the pairwise
 view is refreshed: enemy target selection (attack-move AI) and collision push-apart. The numpy step here
 (`Battle.step_reference`) has no Python loop over envs or units; where it covers the battle, `Battle.step`
-runs its compiled twin in `battle_fused.py` instead, equal to it bit for bit.
+runs its compiled twin in `battle_fused.py` instead (chosen by whoever builds the battle, `SMACBatch`), equal to
+it bit for bit.
 
 A `Battle` holds its arrays in three typed containers: `stats` (each unit slot's stats), `pairs` (pairwise
 stat tables) and `state` (what changes as the battles run).
 """
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from envs.smac.battle_constants import (
+    AI_TARGET_JITTER,
+    BEAM_HALF_WIDTH,
+    CHASE_MARGIN,
+    D2_MARGIN,
+    DENSE_COLLISION_UNITS,
+    DT,
+    FAR,
+    MAX_PUSH,
+    MEDIVAC_TARGET_PENALTY,
+    MOVE_AMOUNT,
+    MOVE_STEPS,
+    N_NON_ATTACK_ACTIONS,
+    RETARGET_EVERY,
+    SCAN_RANGE,
+    SENSE_EVERY,
+    TICKS_PER_STEP,
+)
 from envs.smac.maps import MAP_SIZE, SMACMap
 from envs.smac.pathing import map_paths
 from envs.smac.roster import FixedRoster, Roster
@@ -35,28 +54,7 @@ from envs.smac.units import (
 if TYPE_CHECKING:
     from typing_extensions import Self
 
-TICKS_PER_STEP = 8
-# Calibration (BENCHMARKS.md, "SMAC simulator fidelity"): collisions and enemy re-targeting every 2 ticks, an
-# acquire range of 5 plus both radii, and up to 1 unit of random jitter in the enemy's nearest-target
-# choice put the SMAC paper's heuristic (heuristic_ai) at 88% on 2s3z (paper: 90%) and 46-53% on 3s5z
-# (paper: 42%) over seeds 0-2, 600 episodes each.
-SENSE_EVERY = 2  # ticks between collision resolutions
-RETARGET_EVERY = 2  # ticks between enemy target re-selections (a multiple of SENSE_EVERY)
-AI_TARGET_JITTER = 1.0  # random distance added to each candidate when the enemy AI picks a target
-DENSE_COLLISION_UNITS = 20  # up to this many units per battle, collisions use dense [B, U, U] arithmetic
-D2_MARGIN = 0.05  # slack on the pre-selection of colliding pairs, far above its float32 rounding (~1e-3)
-DT = 1.0 / 16.0
-MOVE_AMOUNT = 2.0
-SCAN_RANGE = 5.0  # enemy auto-acquire range (plus both units' radii)
-MOVE_DIRECTIONS = np.array([[0.0, 1.0], [0.0, -1.0], [1.0, 0.0], [-1.0, 0.0]])  # N, S, E, W
-MOVE_STEPS = (MOVE_DIRECTIONS @ np.array([1, 1j])).astype(np.complex64)
-N_NON_ATTACK_ACTIONS = 6  # no-op, stop, 4 moves
-FAR = 1e9
-MAX_PUSH = 0.5  # longest collision shift per resolution on maps with inner walls (a wall is one cell or more)
 WALK_PLANE = (MAP_SIZE + 2) ** 2  # offset of the cliff walkers' grid in Battle._walk
-CHASE_MARGIN = 0.01  # a chasing unit closes to this far inside its reach (exactly at it, float32 can stall it)
-BEAM_HALF_WIDTH = 0.15  # the Colossus beam is a 2.8 x 0.3 line (SMAC_SPEC §5.2, smaclite's beam)
-MEDIVAC_TARGET_PENALTY = 100.0  # distance the enemy AI adds to a medivac when it picks a target (medivacs last)
 # map constants that checkpoints saved before the typed containers also hold; loading ignores them
 RETIRED_STATE_KEYS = frozenset({"is_ally", "enemy_of"})
 # state that checkpoints saved before it existed lack; loading one fills it with its value at a reset
@@ -198,12 +196,17 @@ class BattleState(_Arrays):
                    pending=np.zeros((max_delay + 1, *shape, 2), np.float32))
 
 
+BattleStep = Callable[["Battle", np.ndarray], None]  # (battle, ally actions [n_envs, n_agents]) -> None
+StepChooser = Callable[["Battle"], BattleStep | None]  # a fast `step` for this battle, None where none covers it
+
+
 class Battle:
     """State and dynamics of `n_envs` battles on `smac_map`; see module docstring. `roster` draws each new
-    episode's unit types and positions (default: the map's fixed teams)."""
+    episode's unit types and positions (default: the map's fixed teams); `fast_step` picks the battle's fast
+    `step` (default: none, the numpy reference)."""
 
-    def __init__(self, smac_map: SMACMap, n_envs: int, rng: np.random.Generator, roster: Roster | None = None
-                 ) -> None:
+    def __init__(self, smac_map: SMACMap, n_envs: int, rng: np.random.Generator, roster: Roster | None = None,
+                 fast_step: StepChooser | None = None) -> None:
         self.map = smac_map
         self.n_envs = n_envs
         self.rng = rng
@@ -260,9 +263,7 @@ class Battle:
         self._pair_stat = self._units[None] * n_units if self._fixed else self._pair_env
         self._pair_ea = self._pair_env[:, a:, None] + np.arange(a)  # [B, E, A]: pairs (enemy, ally)
         self._ea_base = np.arange(n_envs * e).reshape(n_envs, e) * a  # [B, E, A] array: row (b, e) starts here
-        from envs.smac import battle_fused  # imported here: it imports this module
-
-        self._fused_step = battle_fused.stepper(self)
+        self._fused_step = fast_step(self) if fast_step is not None else None
 
     # -- saving -----------------------------------------------------------------------------------------
     def _changing(self) -> Iterator[tuple[str, np.ndarray]]:
@@ -321,7 +322,7 @@ class Battle:
     # -- one agent step -------------------------------------------------------------------------------
     def step(self, actions: np.ndarray) -> None:
         """Advance every env by one agent step given ally actions [n_envs, n_agents] (already validated): the
-        compiled step of `battle_fused` where it covers this battle, else the numpy reference below."""
+        fast step chosen at construction where there is one, else the numpy reference below."""
         if self._fused_step is not None:
             self._fused_step(self, actions)
         else:

@@ -15,13 +15,12 @@ than `DENSE_COLLISION_UNITS` units (`stepper`): 3m, 8m, 2s3z, 3s5z, 5m_vs_6m, 8m
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 from numba import njit
 
-from envs.smac.battle import (
+from envs.smac.battle_constants import (
     AI_TARGET_JITTER,
     CHASE_MARGIN,
     DENSE_COLLISION_UNITS,
@@ -39,7 +38,7 @@ from envs.smac.maps import MAP_SIZE
 from envs.smac.units import SHIELD_REGEN_DELAY, SHIELD_REGEN_PER_SECOND
 
 if TYPE_CHECKING:
-    from envs.smac.battle import Battle
+    from envs.smac.battle import Battle, BattleStep
 
 # literals of the reference's arithmetic (the tuning constants come in `Tuning`)
 F0, F1, HALF = np.float32(0.0), np.float32(1.0), np.float32(0.5)
@@ -47,8 +46,8 @@ EPS6, EPS9 = np.float32(1e-6), np.float32(1e-9)
 
 
 class Tuning(NamedTuple):
-    """The constants of `battle.py` and `units.py` that the kernel uses, passed as an argument: numba's on-disk
-    cache freezes a compiled function's imported globals, so a retuned constant would otherwise be missed."""
+    """The constants of `battle_constants.py` and `units.py` that the kernel uses, passed as an argument: numba's
+    on-disk cache freezes a compiled function's imported globals, so a retuned constant would otherwise be missed."""
 
     ticks: int
     sense_every: int
@@ -75,7 +74,7 @@ def tuning() -> Tuning:
                   move_y=(np.float32(MOVE_AMOUNT) * MOVE_STEPS.imag).astype(np.float32))
 
 
-def stepper(battle: Battle) -> Callable[[Battle, np.ndarray], None] | None:
+def stepper(battle: Battle) -> BattleStep | None:
     """`step` with this battle's fixed arguments bound, if the compiled step covers the battle, else None
     (`Battle.step` then runs the numpy reference).
 

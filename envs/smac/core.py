@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from core.errors import UserError
+from envs.smac import battle_fused
 from envs.smac.battle import Battle
 from envs.smac.features import FeatureFlags, Features
 from envs.smac.heuristic import HeuristicPolicy
@@ -63,7 +64,7 @@ class SMACBatch:
         self.map = smac_map
         self.n_envs = n_envs
         self.rng = np.random.default_rng(seed)
-        self.battle = Battle(smac_map, n_envs, self.rng, roster)
+        self.battle = Battle(smac_map, n_envs, self.rng, roster, fast_step=battle_fused.stepper)
         self.features = Features(self.battle, flags or FeatureFlags())
         self.rewards = rewards = rewards or RewardConfig()
         if episode_limit is not None and episode_limit < 1:

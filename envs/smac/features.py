@@ -8,7 +8,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from envs.smac.battle import MOVE_STEPS, N_NON_ATTACK_ACTIONS, Battle
+from envs.smac.battle import Battle
+from envs.smac.battle_constants import MOVE_STEPS, N_NON_ATTACK_ACTIONS
 from envs.smac.maps import MAP_SIZE
 from envs.smac.units import UNIT_TYPES
 

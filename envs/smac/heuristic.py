@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from envs.smac.battle import N_NON_ATTACK_ACTIONS, Battle
+from envs.smac.battle import Battle
+from envs.smac.battle_constants import N_NON_ATTACK_ACTIONS
 
 FAR = 1e9
 

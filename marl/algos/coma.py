@@ -15,7 +15,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal, NamedTuple
+from typing import Literal, NamedTuple
 
 import numpy as np
 import torch
@@ -51,8 +51,6 @@ class COMAConfig:
     temperature_final: PositiveFloat | None = None  # if set, temperature moves linearly to this over the run
     lr_anneal: bool = False  # both learning rates decay linearly to 0 over the run (train.steps)
     reverse_kl_final: Probability = 1.0  # boltzmann: the reverse KL's share of the actors' loss grows to this
-    # runs saved before an option existed read as they ran
-    SAVED_WITHOUT: ClassVar[dict[str, Any]] = {"policy_gradient": "sampled", "reverse_kl_final": 0.0}
     target_update_interval: PositiveInt = 80  # critic updates between target copies (every 10 batches)
     epsilon_start: Probability = 0.5
     epsilon_finish: Probability = 0.01

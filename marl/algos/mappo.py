@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, ClassVar, Literal
+from typing import Literal
 
 import numpy as np
 import torch
@@ -62,7 +62,6 @@ class MAPPOConfig:
     input_norm: bool = True
     critic_input: Literal["state", "obs"] = "state"  # global state (MAPPO) or the agent's own observation (IPPO)
     agent_specific_state: bool = True  # state critic: the agent's own observation beside the state (Yu et al. 2022)
-    SAVED_WITHOUT: ClassVar[dict[str, Any]] = {"agent_specific_state": False}  # runs saved before the option
     log_std_init: float = -0.5
 
     def __post_init__(self) -> None:

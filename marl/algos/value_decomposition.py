@@ -13,7 +13,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal
+from typing import Any, Literal
 
 import numpy as np
 import torch
@@ -43,7 +43,6 @@ class ValueDecompositionConfig:
     lr: PositiveFloat = 1e-3
     gamma: Probability = 0.99
     td_lambda: Probability = 0.6  # 0: one-step targets
-    SAVED_WITHOUT: ClassVar[dict[str, Any]] = {"td_lambda": 0.0}  # runs saved before the option
     double_q: bool = True
     target_update_interval: PositiveInt = 25  # updates between hard target-network copies
     epsilon_start: Probability = 1.0
