@@ -40,6 +40,9 @@ class TrainConfig:
     """Settings of a training run (budgets in env steps: one step of one env)."""
 
     steps: PositiveInt = 200_000
+    # env steps over which schedules annealed over the run (algo.lr_anneal, algo.entropy_final, ppo's anneal)
+    # move; unset: the budget the run started with, kept when a resume changes --steps
+    schedule_steps: PositiveInt | None = None
     n_envs: Annotated[int, Bounds(ge=1, le=MAX_ENVS)] = 8
     vec: Literal["sync", "subproc"] = "sync"
     seed: Annotated[int, Bounds(ge=0, lt=2**32)] = 0

@@ -28,7 +28,8 @@ class Clock:
     vector_steps: int = 0   # steps of the whole vector env
     iterations: int = 0     # collect-and-train iterations
     episodes: int = 0       # training episodes finished
-    total_steps: int = 0    # the env-step budget (schedules' 100%)
+    total_steps: int = 0    # the env-step budget
+    horizon: int = 0        # env steps over which budget-relative schedules run (their 100%); 0: the budget
 
     def advance(self, n_env_steps: int, finished: Sized | None = None) -> None:
         """Count one vector step of `n_env_steps` env steps in which the `finished` training episodes ended (a
@@ -39,8 +40,9 @@ class Clock:
 
     @property
     def progress(self) -> float:
-        """Fraction of the budget done, in [0, 1] (0 when there is no budget)."""
-        return min(self.env_steps / self.total_steps, 1.0) if self.total_steps > 0 else 0.0
+        """Fraction of the schedules' horizon done, in [0, 1] (0 when there is neither horizon nor budget)."""
+        span = self.horizon or self.total_steps
+        return min(self.env_steps / span, 1.0) if span > 0 else 0.0
 
 
 class RunState:

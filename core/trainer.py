@@ -14,7 +14,7 @@ import time
 import traceback
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 import torch
@@ -69,6 +69,15 @@ class Runner(Stateful, Protocol):
         ...
 
 
+@runtime_checkable
+class BudgetScheduled(Protocol):
+    """An algorithm config with schedules annealed over the run (Clock.progress)."""
+
+    def budget_schedules(self) -> tuple[str, ...]:
+        """The config keys switched on whose values move over the run."""
+        ...
+
+
 class Trainer:
     """Builds a run from validated configs and runs it; see `train`. Subclasses implement the hooks below."""
 
@@ -99,8 +108,12 @@ class Trainer:
                 self.runner: Runner = self._make_runner()
                 if resume is not None:
                     self._restore(Path(resume))
-            per_iteration = self.runner.steps_per_iteration  # the budget is rounded up to whole iterations
+            per_iteration = self.runner.steps_per_iteration  # budgets are rounded up to whole iterations
             self.clock.total_steps = -(-train.steps // per_iteration) * per_iteration
+            if train.schedule_steps is not None or not self.clock.horizon:  # else the resumed run's own
+                self.clock.horizon = -(-(train.schedule_steps or train.steps) // per_iteration) * per_iteration
+            if resume is not None:
+                self._note_schedule_horizon()
             self.run_id = claim(self.run_dir)
             remove_stale(self.run_dir)
             self.logger = RunLogger(self.run_dir)
@@ -327,6 +340,18 @@ class Trainer:
         if not self.runner.exact_resume:
             print(f"note: {self.env_name} cannot save its state; the resumed run restarts its episodes "
                   "(not bit-exact)", flush=True)
+
+    def _note_schedule_horizon(self) -> None:
+        """At a resume, one line on the schedules annealed over the run when their horizon is not the budget."""
+        clock = self.clock
+        keys = self.algo_cfg.budget_schedules() if isinstance(self.algo_cfg, BudgetScheduled) else ()
+        if not keys or clock.horizon == clock.total_steps:
+            return
+        what = (f"end at {clock.horizon:,} env steps and hold their final values to the budget of "
+                f"{clock.total_steps:,}" if clock.horizon < clock.total_steps else
+                f"run to {clock.horizon:,} env steps and stop part-way at the budget of {clock.total_steps:,}")
+        print(f"note: the schedules over the run ({', '.join(f'algo.{k}' for k in keys)}) {what}; "
+              "train.schedule_steps=N sets their horizon", flush=True)
 
     def close(self) -> None:
         for env in (self.env, self.eval_env):

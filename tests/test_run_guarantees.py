@@ -57,23 +57,22 @@ def only_run(root: Path) -> Path:
 
 # one case per family: on-policy and value-based multi-agent (plus COMA), off-policy and on-policy single-agent,
 # with sync and subprocess vector envs; `half` is a whole number of iterations. The split run's budget grows at
-# its resume, so schedules over the whole run (smac_3m's MAPPO entropy decay, COMA's growing reverse-KL share)
-# are pinned off.
+# its resume, so both runs set their schedules' horizon (smac_3m's MAPPO entropy decay, COMA's growing reverse-KL
+# share) to the whole budget.
 RESUME_CASES = [
-    (marl_main, "mappo", "smac_3m", 800, ["--n-envs", "4", "algo.policy=gru", "train.eval_interval=400",
-                                          "algo.entropy_final=null"]),
+    (marl_main, "mappo", "smac_3m", 800, ["--n-envs", "4", "algo.policy=gru", "train.eval_interval=400"]),
     (marl_main, "qmix", "smac_3m", 1024, ["--n-envs", "4", "train.eval_interval=512"]),
-    (marl_main, "coma", "smac_3m", 1024, ["--n-envs", "4", "algo.reverse_kl_final=0"]),
+    (marl_main, "coma", "smac_3m", 1024, ["--n-envs", "4"]),
     (single_main, "dqn", "CartPole-v1", 1500, ["--n-envs", "2", "algo.learning_starts=200", "algo.n_step=3"]),
     (single_main, "sac", "Pendulum-v1", 600, ["--n-envs", "2", "--vec", "subproc", "algo.learning_starts=200",
                                               "algo.iteration_steps=200", "algo.hidden_sizes=[32,32]"]),
-    (single_main, "ppo", "CartPole-v1", 512, ["--n-envs", "2", "algo.n_steps=128", "algo.anneal=false"]),
+    (single_main, "ppo", "CartPole-v1", 512, ["--n-envs", "2", "algo.n_steps=128", "algo.anneal=true"]),
 ]
 
 
 @pytest.mark.parametrize("main, algo, env, half, extra", RESUME_CASES, ids=[c[1] for c in RESUME_CASES])
 def test_resume_is_bit_exact(main, algo, env, half, extra, tmp_path):
-    common = ["--algo", algo, "--env", env, *QUIET, *extra]
+    common = ["--algo", algo, "--env", env, *QUIET, *extra, f"train.schedule_steps={2 * half}"]
     assert main([*common, "--steps", str(2 * half), "--logdir", str(tmp_path / "whole")]) == 0
     assert main([*common, "--steps", str(half), "--logdir", str(tmp_path / "split")]) == 0
     split = only_run(tmp_path / "split")
@@ -109,6 +108,30 @@ def test_a_checkpoint_outside_its_run_resumes_into_a_new_run_and_touches_nothing
         assert json.loads((resumed / "run.json").read_text())["resumed_from"] == str(copy.resolve())
         assert_same_state(final_state(run), final_state(resumed))
     assert {p: p.read_bytes() for p in [*user.rglob("*"), *other.rglob("*")] if p.is_file()} == before
+
+
+def test_a_larger_budget_at_resume_keeps_the_schedules_horizon_and_says_so(tmp_path, capsys):
+    """Budget-annealed schedules keep the horizon the run started with (saved in the checkpoint) and hold their
+    final values past it, with one line saying so; train.schedule_steps set from the start makes a run split by
+    a budget change equal to one uninterrupted run."""
+    common = ["--algo", "mappo", "--env", "smac_3m", *QUIET, "--n-envs", "2", "algo.rollout_steps=25",
+              "algo.entropy_coef=0.1", "algo.entropy_final=0.0", "algo.lr_anneal=true"]
+    assert marl_main([*common, "--steps", "100", "--logdir", str(tmp_path / "short")]) == 0
+    run = only_run(tmp_path / "short")
+    capsys.readouterr()
+    assert marl_main(["--resume", str(run), "--steps", "200", "--no-progress"]) == 0
+    notes = [line for line in capsys.readouterr().out.splitlines() if "schedules over the run" in line]
+    assert notes == ["note: the schedules over the run (algo.lr_anneal, algo.entropy_final) end at 100 env steps "
+                     "and hold their final values to the budget of 200; train.schedule_steps=N sets their horizon"]
+    rows = [line.split(",") for line in (run / "metrics.csv").read_text().splitlines()[1:]]
+    coefs = {int(step): float(value) for step, _, tag, value in rows if tag == "schedule/entropy_coef"}
+    assert coefs[50] == pytest.approx(0.05) and coefs[150] == coefs[200] == 0.0
+    assert final_state(run)["agent"]["optimizer"]["param_groups"][0]["lr"] == 0.0
+    assert marl_main([*common, "--steps", "200", "--logdir", str(tmp_path / "whole")]) == 0
+    assert marl_main([*common, "--steps", "100", "train.schedule_steps=200", "--logdir", str(tmp_path / "split")]) == 0
+    split = only_run(tmp_path / "split")
+    assert marl_main(["--resume", str(split), "--steps", "200", "--no-progress"]) == 0
+    assert_same_state(final_state(only_run(tmp_path / "whole")), final_state(split))
 
 
 def test_the_summary_line_takes_any_run_directory(capsys):

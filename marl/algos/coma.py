@@ -65,6 +65,14 @@ class COMAConfig:
     max_grad_norm: PositiveFloat = 10.0
     max_episode_len: NonNegativeInt = 0  # 0: the env's own episode limit
 
+    def budget_schedules(self) -> tuple[str, ...]:
+        """The keys switched on whose values move over the run (core.trainer.BudgetScheduled)."""
+        boltzmann = self.policy_gradient == "boltzmann"
+        return tuple(key for key, on in (
+            ("lr_anneal", self.lr_anneal), ("entropy_final", self.entropy_final is not None),
+            ("temperature_final", boltzmann and self.temperature_final is not None),
+            ("reverse_kl_final", boltzmann and self.reverse_kl_final > 0)) if on)
+
 
 def epsilon_floor_policy(logits: torch.Tensor, avail: torch.Tensor, epsilon: float) -> torch.Tensor:
     """(1 - eps) softmax over available actions + eps uniform over available actions; zero elsewhere."""

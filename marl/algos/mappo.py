@@ -64,6 +64,11 @@ class MAPPOConfig:
     agent_specific_state: bool = True  # state critic: the agent's own observation beside the state (Yu et al. 2022)
     log_std_init: float = -0.5
 
+    def budget_schedules(self) -> tuple[str, ...]:
+        """The keys switched on whose values move over the run (core.trainer.BudgetScheduled)."""
+        switches = (("lr_anneal", self.lr_anneal), ("entropy_final", self.entropy_final is not None))
+        return tuple(key for key, on in switches if on)
+
     def __post_init__(self) -> None:
         if self.policy == "gru" and self.rollout_steps % self.chunk_len:
             raise ValueError(f"rollout_steps ({self.rollout_steps}) must be a multiple of chunk_len ({self.chunk_len})")

@@ -38,6 +38,10 @@ class PPOConfig:
     activation: Activation = "tanh"
     log_std_init: float = 0.0
 
+    def budget_schedules(self) -> tuple[str, ...]:
+        """The keys switched on whose values move over the run (core.trainer.BudgetScheduled)."""
+        return ("anneal",) if self.anneal else ()
+
 
 class PPO(Agent):
     """Discrete or Box actions; Box actions are clipped to the env's bounds on the way out."""
