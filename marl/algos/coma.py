@@ -15,7 +15,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal, NamedTuple
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 import torch
@@ -27,6 +27,7 @@ from core.nn import MultiLinear, set_lr
 from core.run_state import RunState
 from envs.spec import EnvSpec
 from marl.agent import EpisodeAgent, GroupAction, Hidden
+from marl.episode_batch import EpisodeBatch
 from marl.exploration import linear_schedule
 from marl.networks import GroupActionNet
 from marl.returns import next_recorded, td_lambda_returns
@@ -126,20 +127,6 @@ def boltzmann_reverse_kl(logits: torch.Tensor, avail: torch.Tensor, q: torch.Ten
     return (torch.softmax(masked, dim=-1) * avail * (logp - log_target)).sum(-1)
 
 
-class EpisodeTensors(NamedTuple):
-    """A batch of whole episodes, time-major: [T + 1, B, ...] per step recorded (obs, avail, state), [T, B, ...]
-    per step acted (actions, alive, reward, terminated, mask)."""
-
-    obs: torch.Tensor
-    avail: torch.Tensor
-    actions: torch.Tensor
-    alive: torch.Tensor
-    state: torch.Tensor
-    reward: torch.Tensor
-    terminated: torch.Tensor
-    mask: torch.Tensor
-
-
 @dataclass
 class CriticView:
     """What the critic and the actors make of a batch, at its acting steps ([T, B, n, A] each but `acting`)."""
@@ -200,40 +187,30 @@ class COMA(EpisodeAgent[COMAConfig]):
         return torch.cat([state.unsqueeze(2).expand(t, b, n, -1), obs.reshape(t, b, n, -1), flat * own, previous,
                           self.eye.expand(t, b, n, n)], dim=-1)
 
-    def _tensors(self, batch: dict[str, np.ndarray], mask: np.ndarray) -> EpisodeTensors:
-        name = self.group.name
-
-        def time_major(x: np.ndarray) -> torch.Tensor:
-            return torch.as_tensor(x, device=self.device).transpose(0, 1)
-
-        return EpisodeTensors(
-            obs=time_major(batch[f"obs/{name}"]), avail=time_major(batch[f"avail/{name}"]),
-            actions=time_major(batch[f"actions/{name}"]), alive=time_major(batch[f"alive/{name}"]).float()[:-1],
-            state=time_major(batch["state"]), reward=time_major(batch["reward"]),
-            terminated=time_major(batch["terminated"]).float(), mask=time_major(mask).float())
-
     def _actor_logits(self, obs: torch.Tensor) -> torch.Tensor:
         """The actors' logits over whole episodes [T, B, n, ...], from a zero hidden state."""
         h0 = torch.zeros(obs.shape[1], obs.shape[2], self.actor.net.rnn_hidden, device=self.device)
         return self.actor(obs, h0, None)[0]
 
     @torch.no_grad()
-    def critic_view(self, batch: dict[str, np.ndarray], mask: np.ndarray) -> CriticView:
+    def critic_view(self, batch: EpisodeBatch) -> CriticView:
         """The critic's action values and the actors' logits on a batch of whole episodes (for diagnostics:
         benchmarks/coma_critic_agreement.py)."""
-        x = self._tensors(batch, mask)
+        x = batch.groups[self.group.name]
         steps = x.actions.shape[0]
-        return CriticView(q=self.critic(self._critic_inputs(x.obs[:steps], x.state[:steps], x.actions)),
+        return CriticView(q=self.critic(self._critic_inputs(x.obs[:steps], batch.state[:steps], x.actions)),
                           logits=self._actor_logits(x.obs[:steps]), avail=x.avail[:steps].bool(),
-                          acting=(x.mask.unsqueeze(-1) * x.alive).bool())
+                          acting=(batch.mask.unsqueeze(-1) * x.alive[:-1]).bool())
 
-    def update(self, batch: dict[str, np.ndarray], mask: np.ndarray) -> dict[str, float]:
+    def update(self, batch: EpisodeBatch) -> dict[str, float]:
         cfg = self.cfg
         progress = self.run.clock.progress
         if cfg.lr_anneal:
             set_lr(self.actor_opt, cfg.lr * (1.0 - progress))
             set_lr(self.critic_opt, cfg.critic_lr * (1.0 - progress))
-        obs, avail, actions, alive, state, reward, terminated, mask_t = self._tensors(batch, mask)
+        group = batch.groups[self.group.name]
+        obs, avail, actions, alive = group.obs, group.avail, group.actions, group.alive[:-1]
+        state, reward, terminated, mask_t = batch.state, batch.reward, batch.terminated, batch.mask
         steps = actions.shape[0]
         inputs = self._critic_inputs(obs[:steps], state[:steps], actions)
         # The critic trains on dead agents' steps too: their no-op value carries the team's return, and the
