@@ -15,9 +15,10 @@ from marl.algos.coma import (
     boltzmann_log_likelihood,
     boltzmann_reverse_kl,
     counterfactual_advantage,
+    counterfactual_objective,
     epsilon_floor_policy,
+    expected_objective,
     masked_entropy,
-    policy_surrogate,
 )
 from marl.episode_batch import EpisodeBatch
 from marl.episodes import OnPolicyEpisodeRunner
@@ -44,7 +45,10 @@ def test_expected_policy_gradient_is_the_sampled_gradients_expectation():
 
     def grad(actions: torch.Tensor, expected: bool) -> tuple[torch.Tensor, torch.Tensor]:
         probs = epsilon_floor_policy(logits, avail, 0.1)
-        return torch.autograd.grad(policy_surrogate(probs, q, actions, expected)[0].sum(), logits)[0], probs.detach()
+        advantage, baseline = counterfactual_advantage(q, probs.detach(), actions)
+        objective = expected_objective(probs, q, baseline) if expected else counterfactual_objective(
+            probs, actions, advantage)
+        return torch.autograd.grad(objective.sum(), logits)[0], probs.detach()
 
     expected, _ = grad(torch.zeros(2, dtype=torch.long), True)  # the taken actions do not matter to it
     average = torch.zeros_like(expected)
@@ -70,8 +74,9 @@ def test_boltzmann_target_gradient_is_target_minus_policy_by_hand():
     torch.testing.assert_close(logits.grad[0], w - p)
     assert logits.grad[0, 1] > 0.8 and logits.grad[0, 2] == 0
     same = logits.detach().requires_grad_()
-    surrogate = policy_surrogate(epsilon_floor_policy(same, avail, 0.0), q, torch.zeros(1, dtype=torch.long), True)
-    assert abs(float(torch.autograd.grad(surrogate[0].sum(), same)[0][0, 1])) < 1e-6  # the expected gradient's
+    probs = epsilon_floor_policy(same, avail, 0.0)
+    objective = expected_objective(probs, q, counterfactual_advantage(q, probs.detach(), torch.zeros(1).long())[1])
+    assert abs(float(torch.autograd.grad(objective.sum(), same)[0][0, 1])) < 1e-6  # the expected gradient's
 
 
 @settings(max_examples=30, deadline=None)
