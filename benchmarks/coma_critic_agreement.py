@@ -28,8 +28,7 @@ def agreement(path: str, seed: int) -> dict[str, float]:
     venv = envs.make_vec(saved.env, n_envs=8, seed=seed)
     agent = COMA(venv.spec, saved.algo_config(COMAConfig), run=saved.run_state(seed))
     saved.restore(agent)
-    batch, mask = OnPolicyEpisodeRunner(agent, venv, agent.run).next_batch(agent.run.clock.advance)
-    view = agent.critic_view(batch, mask)
+    view = agent.critic_view(OnPolicyEpisodeRunner(agent, venv, agent.run).next_batch(agent.run.clock.advance))
     counted = view.acting & (view.avail.sum(-1) > 1)
     q_avail = view.q.masked_fill(~view.avail, -torch.inf)
     best_two = q_avail.topk(2, dim=-1).values

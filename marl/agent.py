@@ -15,6 +15,7 @@ import torch
 
 from core.run_state import RunState
 from envs.spec import EnvSpec
+from marl.episode_batch import EpisodeBatch
 from marl.exploration import EpsilonSchedule, annealed_epsilon
 
 Hidden = tuple[torch.Tensor, torch.Tensor]
@@ -99,8 +100,8 @@ class EpisodeAgent(ABC, Generic[C]):
         """As Policy.act (`with_value` is ignored: these agents have no state-value critic)."""
 
     @abstractmethod
-    def update(self, batch: dict[str, np.ndarray], mask: np.ndarray) -> dict[str, float]:
-        """One gradient step on episodes (fields [B, T(+1), ...], step mask [B, T]); returns metrics."""
+    def update(self, batch: EpisodeBatch) -> dict[str, float]:
+        """One gradient step on whole episodes; returns metrics."""
 
     @abstractmethod
     def state_dict(self) -> dict[str, Any]: ...

@@ -17,6 +17,7 @@ from core.errors import UserError
 from core.run_state import RunState
 from envs.vec_env import VecEnv, VecStep
 from marl.agent import EpisodeAgent, EpisodeAgentConfig
+from marl.episode_batch import EpisodeBatch, episode_batch, episode_fields
 
 
 class ReplayConfig(EpisodeAgentConfig, Protocol):
@@ -44,15 +45,7 @@ class EpisodeRunner:
             raise UserError(f"algo.max_episode_len={max_len} is shorter than the env's episode limit "
                             f"({spec.episode_limit})")
         self.max_len = max_len
-        fields: dict[str, tuple[tuple[int, ...], np.dtype, bool]] = {
-            "state": (spec.state_shape, np.dtype(np.float32), True),
-            "reward": ((), np.dtype(np.float32), False), "terminated": ((), np.dtype(bool), False)}
-        for g in spec.groups:
-            n = g.n_agents
-            fields[f"obs/{g.name}"] = ((n, *g.obs_shape), np.dtype(np.float32), True)
-            fields[f"avail/{g.name}"] = ((n, g.n_actions), np.dtype(bool), True)
-            fields[f"alive/{g.name}"] = ((n,), np.dtype(bool), True)
-            fields[f"actions/{g.name}"] = ((n,), np.dtype(np.int64), False)
+        fields = episode_fields(spec)
         self.buffer = EpisodeReplayBuffer(capacity, max_len, fields)
         n_envs = env.n_envs
         self.staging = {name: np.zeros((n_envs, max_len + int(per_state), *shape), dtype)
@@ -154,6 +147,10 @@ class EpisodeRunner:
         """Train the agent on the buffer's episodes; its metrics ({} if it did not train)."""
         raise NotImplementedError
 
+    def _batch(self, sampled: tuple[dict[str, np.ndarray], np.ndarray]) -> EpisodeBatch:
+        """What the buffer returned (fields, step mask), typed for the agent."""
+        return episode_batch(*sampled, (g.name for g in self.env.spec.groups), self.agent.device)
+
 
 class ReplayEpisodeRunner(EpisodeRunner):
     """Off-policy (IQL, VDN, QMIX): a replay buffer of `buffer_size` episodes; once it holds `learning_starts`,
@@ -167,8 +164,12 @@ class ReplayEpisodeRunner(EpisodeRunner):
         cfg, metrics = self.cfg, {}
         if self.buffer.size >= cfg.learning_starts:
             for _ in range(cfg.updates_per_iteration):
-                metrics = self.agent.update(*self.buffer.sample(cfg.batch_size, self.run.rng("sample")))
+                metrics = self.agent.update(self.sample(cfg.batch_size, self.run.rng("sample")))
         return metrics
+
+    def sample(self, batch_size: int, rng: np.random.Generator) -> EpisodeBatch:
+        """`batch_size` episodes drawn uniformly from the buffer."""
+        return self._batch(self.buffer.sample(batch_size, rng))
 
 
 class OnPolicyEpisodeRunner(EpisodeRunner):
@@ -181,12 +182,12 @@ class OnPolicyEpisodeRunner(EpisodeRunner):
 
     def _train(self) -> dict[str, float]:
         if self.buffer.size >= self.cfg.batch_episodes:
-            return self.agent.update(*self.buffer.take_all())
+            return self.agent.update(self._batch(self.buffer.take_all()))
         return {}
 
-    def next_batch(self, on_step: OnStep) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    def next_batch(self, on_step: OnStep) -> EpisodeBatch:
         """Act until `batch_episodes` whole episodes are in hand and take them without training: the batch the
         next update would get (for diagnostics and tests)."""
         while self.buffer.size < self.cfg.batch_episodes:
             self._act(on_step)
-        return self.buffer.take_all()
+        return self._batch(self.buffer.take_all())

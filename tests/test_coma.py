@@ -1,8 +1,8 @@
 """COMA: hand-checked baseline, advantage and TD(lambda) targets; masks; learning on a small budget."""
 import copy
 import math
+from dataclasses import replace
 
-import numpy as np
 import pytest
 import torch
 from hypothesis import given, settings
@@ -15,10 +15,12 @@ from marl.algos.coma import (
     boltzmann_log_likelihood,
     boltzmann_reverse_kl,
     counterfactual_advantage,
+    counterfactual_objective,
     epsilon_floor_policy,
+    expected_objective,
     masked_entropy,
-    policy_surrogate,
 )
+from marl.episode_batch import EpisodeBatch
 from marl.episodes import OnPolicyEpisodeRunner
 from marl.evaluation import evaluate
 from marl.exploration import linear_schedule
@@ -43,7 +45,10 @@ def test_expected_policy_gradient_is_the_sampled_gradients_expectation():
 
     def grad(actions: torch.Tensor, expected: bool) -> tuple[torch.Tensor, torch.Tensor]:
         probs = epsilon_floor_policy(logits, avail, 0.1)
-        return torch.autograd.grad(policy_surrogate(probs, q, actions, expected)[0].sum(), logits)[0], probs.detach()
+        advantage, baseline = counterfactual_advantage(q, probs.detach(), actions)
+        objective = expected_objective(probs, q, baseline) if expected else counterfactual_objective(
+            probs, actions, advantage)
+        return torch.autograd.grad(objective.sum(), logits)[0], probs.detach()
 
     expected, _ = grad(torch.zeros(2, dtype=torch.long), True)  # the taken actions do not matter to it
     average = torch.zeros_like(expected)
@@ -69,8 +74,9 @@ def test_boltzmann_target_gradient_is_target_minus_policy_by_hand():
     torch.testing.assert_close(logits.grad[0], w - p)
     assert logits.grad[0, 1] > 0.8 and logits.grad[0, 2] == 0
     same = logits.detach().requires_grad_()
-    surrogate = policy_surrogate(epsilon_floor_policy(same, avail, 0.0), q, torch.zeros(1, dtype=torch.long), True)
-    assert abs(float(torch.autograd.grad(surrogate[0].sum(), same)[0][0, 1])) < 1e-6  # the expected gradient's
+    probs = epsilon_floor_policy(same, avail, 0.0)
+    objective = expected_objective(probs, q, counterfactual_advantage(q, probs.detach(), torch.zeros(1).long())[1])
+    assert abs(float(torch.autograd.grad(objective.sum(), same)[0][0, 1])) < 1e-6  # the expected gradient's
 
 
 @settings(max_examples=30, deadline=None)
@@ -114,7 +120,7 @@ def test_coma_rejects_heterogeneous_envs(tmp_path):
     assert len(result.stderr.splitlines()) == 1
 
 
-def _death_env_batch(agent: COMA, venv) -> tuple[dict[str, np.ndarray], np.ndarray]:
+def _death_env_batch(agent: COMA, venv) -> EpisodeBatch:
     """The first batch of whole episodes the runner would hand to `agent.update`."""
     return OnPolicyEpisodeRunner(agent, venv, agent.run).next_batch(agent.run.clock.advance)
 
@@ -128,13 +134,14 @@ def test_dead_agents_steps_are_in_the_critics_loss():
     # gamma 0: targets are the rewards, so what dead agents observe reaches the loss only through their own Q
     agent = COMA(venv.spec, COMAConfig(rollout_steps=6, batch_episodes=2, critic_steps=1, gamma=0.0,
                                        max_episode_len=6))
-    batch, mask = _death_env_batch(agent, venv)
-    dead = ~batch["alive/unit"][:, :-1] & mask[..., None].astype(bool)
+    batch = _death_env_batch(agent, venv)
+    unit = batch.groups["unit"]
+    dead = (unit.alive[:-1] == 0) & (batch.mask == 1).unsqueeze(-1)
     assert dead.any()
-    changed = {key: value.copy() for key, value in batch.items()}
-    obs = changed["obs/unit"][:, :-1]
-    obs[dead] += 5.0
-    losses = [copy.deepcopy(agent).update(b, mask)["loss/critic"] for b in (batch, changed)]
+    obs = unit.obs.clone()
+    obs[:-1][dead] += 5.0
+    changed = replace(batch, groups={"unit": replace(unit, obs=obs)})
+    losses = [copy.deepcopy(agent).update(b)["loss/critic"] for b in (batch, changed)]
     assert losses[1] != pytest.approx(losses[0], rel=1e-4)
 
 
@@ -152,9 +159,9 @@ def test_temperature_final_and_lr_anneal_follow_the_run():
     cfg = COMAConfig(rollout_steps=6, batch_episodes=2, critic_steps=1, max_episode_len=6, temperature=0.02,
                      temperature_final=0.004, lr_anneal=True, lr=4e-4, critic_lr=8e-4)
     agent = COMA(venv.spec, cfg)
-    batch, mask = _death_env_batch(agent, venv)
+    batch = _death_env_batch(agent, venv)
     agent.run.clock.total_steps = 2 * agent.run.clock.env_steps
-    metrics = agent.update(batch, mask)
+    metrics = agent.update(batch)
     assert metrics["schedule/temperature"] == pytest.approx(0.012)
     assert metrics["schedule/lr"] == pytest.approx(2e-4)
     assert agent.critic_opt.param_groups[0]["lr"] == pytest.approx(4e-4)

@@ -95,8 +95,8 @@ def test_iql_targets_bootstrap_through_a_death_and_dead_slots_are_learnt(td_lamb
     agent = ValueDecomposition(venv.spec, cfg)
     runner = ReplayEpisodeRunner(agent, venv, agent.run)
     drive(runner, agent.run, 1)
-    batch, mask = runner.buffer.sample(1, np.random.default_rng(0))
-    assert batch["alive/unit"][0, :, 0].tolist() == [True, False, False, False]  # unit_0 dies at its first step
+    batch = runner.sample(1, np.random.default_rng(0))
+    assert batch.groups["unit"].alive[:, 0, 0].tolist() == [1, 0, 0, 0]  # unit_0 dies at its first step
     c = 4.0  # every Q-value of the online and target nets
     with torch.no_grad():
         for net in (agent.nets, agent.target_nets):
@@ -105,13 +105,13 @@ def test_iql_targets_bootstrap_through_a_death_and_dead_slots_are_learnt(td_lamb
             for module in net.modules():
                 if isinstance(module, AgentNet):
                     module.head.bias.fill_(c)
-    reward = batch["reward"][0]  # truncated after 3 steps: every step bootstraps, for both slots
+    reward = batch.reward[:, 0].tolist()  # truncated after 3 steps: every step bootstraps, for both slots
     targets, follow = [], c  # TD(lambda) by hand, from the final observation's value back
     for r in reward[::-1]:
         follow = r + cfg.gamma * ((1 - td_lambda) * c + td_lambda * follow)
         targets.append(follow)
     expected = float(np.mean([(c - target) ** 2 for target in targets]))
-    assert agent.update(batch, mask)["loss/td"] == pytest.approx(expected, rel=1e-5)
+    assert agent.update(batch)["loss/td"] == pytest.approx(expected, rel=1e-5)
 
 
 def test_qmix_checkpoint_keeps_the_replay_buffer_and_resume_continues(tmp_path):

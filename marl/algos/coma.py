@@ -5,10 +5,11 @@ The critic sees the global state, the agent's observation, the other agents' cur
 previous actions and the agent id, and outputs a value for each of the agent's own actions. Its targets are
 TD(lambda) returns from a target critic. Actors use an epsilon-floored softmax over available actions;
 masks apply in sampling, baseline and log-probabilities; dead agents are excluded from the actor loss (the
-critic learns their no-op value, which the targets of agents dying next step bootstrap from). By default the
-actors fit the critic's Boltzmann policy softmax(Q / temperature) (`policy_gradient`: boltzmann); the COMA
-paper's sampled gradient and the expected gradient are options. Training is on-policy: each update uses the
-freshest `batch_episodes` whole episodes.
+critic learns their no-op value, which the targets of agents dying next step bootstrap from). The actors'
+objective is one of three (`policy_gradient`): the COMA paper's counterfactual gradient, its expectation over
+actions, or, by default, a fit of the critic's Boltzmann policy softmax(Q / temperature) that turns mode-seeking
+over the run (`boltzmann_objective` says why). Training is on-policy: each update uses the freshest
+`batch_episodes` whole episodes.
 """
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ from core.nn import MultiLinear, set_lr
 from core.run_state import RunState
 from envs.spec import EnvSpec
 from marl.agent import EpisodeAgent, GroupAction, Hidden
+from marl.episode_batch import EpisodeBatch
 from marl.exploration import linear_schedule
 from marl.networks import GroupActionNet
 from marl.returns import next_recorded, td_lambda_returns
@@ -97,16 +99,17 @@ def counterfactual_advantage(
     return taken - baseline, baseline
 
 
-def policy_surrogate(probs: torch.Tensor, q: torch.Tensor, actions: torch.Tensor, expected: bool
-                     ) -> tuple[torch.Tensor, torch.Tensor]:
-    """What the actors ascend, and the taken actions' counterfactual advantage. Sampled (COMA): log pi(u_a) A(u_a)
-    for the action taken. Expected (expected policy gradients, Ciosek & Whiteson 2018): sum_u pi(u) (Q(u) - b)
-    over every action, the sampled gradient's expectation under the policy that chose the actions, without its
-    sampling noise."""
-    advantage, baseline = counterfactual_advantage(q, probs.detach(), actions)
-    if expected:
-        return (probs * (q - baseline.unsqueeze(-1))).sum(-1), advantage
-    return torch.log(probs.gather(-1, actions.unsqueeze(-1)).squeeze(-1).clamp(min=1e-10)) * advantage, advantage
+# -- the actors' objectives (`policy_gradient`): what each agent ascends at each step -----------------------
+def counterfactual_objective(probs: torch.Tensor, actions: torch.Tensor, advantage: torch.Tensor) -> torch.Tensor:
+    """The COMA paper's (`sampled`): log pi(u_a) A(u_a), the taken action's log-probability times its
+    counterfactual advantage."""
+    return torch.log(probs.gather(-1, actions.unsqueeze(-1)).squeeze(-1).clamp(min=1e-10)) * advantage
+
+
+def expected_objective(probs: torch.Tensor, q: torch.Tensor, baseline: torch.Tensor) -> torch.Tensor:
+    """Expected policy gradients (`expected`; Ciosek & Whiteson 2018): sum_u pi(u) (Q(u) - b) over every action,
+    the sampled gradient's expectation under the policy that chose the actions, without its sampling noise."""
+    return (probs * (q - baseline.unsqueeze(-1))).sum(-1)
 
 
 def boltzmann_log_likelihood(logits: torch.Tensor, avail: torch.Tensor, q: torch.Tensor, temperature: float
@@ -132,18 +135,37 @@ def boltzmann_reverse_kl(logits: torch.Tensor, avail: torch.Tensor, q: torch.Ten
     return (torch.softmax(masked, dim=-1) * avail * (logp - log_target)).sum(-1)
 
 
-class EpisodeTensors(NamedTuple):
-    """A batch of whole episodes, time-major: [T + 1, B, ...] per step recorded (obs, avail, state), [T, B, ...]
-    per step acted (actions, alive, reward, terminated, mask)."""
+def boltzmann_objective(logits: torch.Tensor, avail: torch.Tensor, q: torch.Tensor, temperature: float,
+                        reverse_share: float) -> torch.Tensor:
+    """The default (`boltzmann`): (1 - m) forward fit - m reverse KL to softmax(Q / temperature), m the reverse KL's
+    share. Chosen on smac_3m over ten seeds: the sampled and the expected gradients froze saturated actors, the
+    forward fit alone left greedy policies that walked away on another float path (BENCHMARKS.md, "Why saturated
+    actors stop learning, and the expected policy gradient", "COMA: the saturated actor cannot follow its critic"
+    and "COMA on another float path: greedy actors that walk away, and a mode-seeking fit")."""
+    objective = boltzmann_log_likelihood(logits, avail, q, temperature)
+    if reverse_share > 0.0:
+        objective = ((1.0 - reverse_share) * objective
+                     - reverse_share * boltzmann_reverse_kl(logits, avail, q, temperature))
+    return objective
 
-    obs: torch.Tensor
-    avail: torch.Tensor
-    actions: torch.Tensor
-    alive: torch.Tensor
-    state: torch.Tensor
-    reward: torch.Tensor
-    terminated: torch.Tensor
-    mask: torch.Tensor
+
+class COMASchedule(NamedTuple):
+    """COMA's settings that move over the run, at one point of it."""
+
+    lr: float
+    critic_lr: float
+    temperature: float
+    reverse_share: float  # the reverse KL's share of the Boltzmann objective
+    entropy_coef: float
+
+
+def coma_schedule(cfg: COMAConfig, progress: float) -> COMASchedule:
+    """Every schedule of `cfg` at `progress` in [0, 1] of the run."""
+    lr_scale = 1.0 - progress if cfg.lr_anneal else 1.0
+    return COMASchedule(lr=cfg.lr * lr_scale, critic_lr=cfg.critic_lr * lr_scale,
+                        temperature=linear_schedule(cfg.temperature, cfg.temperature_final, progress),
+                        reverse_share=linear_schedule(0.0, cfg.reverse_kl_final, progress),
+                        entropy_coef=linear_schedule(cfg.entropy_coef, cfg.entropy_final, progress))
 
 
 @dataclass
@@ -206,92 +228,82 @@ class COMA(EpisodeAgent[COMAConfig]):
         return torch.cat([state.unsqueeze(2).expand(t, b, n, -1), obs.reshape(t, b, n, -1), flat * own, previous,
                           self.eye.expand(t, b, n, n)], dim=-1)
 
-    def _tensors(self, batch: dict[str, np.ndarray], mask: np.ndarray) -> EpisodeTensors:
-        name = self.group.name
-
-        def time_major(x: np.ndarray) -> torch.Tensor:
-            return torch.as_tensor(x, device=self.device).transpose(0, 1)
-
-        return EpisodeTensors(
-            obs=time_major(batch[f"obs/{name}"]), avail=time_major(batch[f"avail/{name}"]),
-            actions=time_major(batch[f"actions/{name}"]), alive=time_major(batch[f"alive/{name}"]).float()[:-1],
-            state=time_major(batch["state"]), reward=time_major(batch["reward"]),
-            terminated=time_major(batch["terminated"]).float(), mask=time_major(mask).float())
-
     def _actor_logits(self, obs: torch.Tensor) -> torch.Tensor:
         """The actors' logits over whole episodes [T, B, n, ...], from a zero hidden state."""
         h0 = torch.zeros(obs.shape[1], obs.shape[2], self.actor.net.rnn_hidden, device=self.device)
         return self.actor(obs, h0, None)[0]
 
     @torch.no_grad()
-    def critic_view(self, batch: dict[str, np.ndarray], mask: np.ndarray) -> CriticView:
+    def critic_view(self, batch: EpisodeBatch) -> CriticView:
         """The critic's action values and the actors' logits on a batch of whole episodes (for diagnostics:
         benchmarks/coma_critic_agreement.py)."""
-        x = self._tensors(batch, mask)
-        steps = x.actions.shape[0]
-        return CriticView(q=self.critic(self._critic_inputs(x.obs[:steps], x.state[:steps], x.actions)),
-                          logits=self._actor_logits(x.obs[:steps]), avail=x.avail[:steps].bool(),
-                          acting=(x.mask.unsqueeze(-1) * x.alive).bool())
+        group = batch.groups[self.group.name]
+        steps = group.actions.shape[0]
+        return CriticView(q=self.critic(self._critic_inputs(group.obs[:steps], batch.state[:steps], group.actions)),
+                          logits=self._actor_logits(group.obs[:steps]), avail=group.avail[:steps].bool(),
+                          acting=(batch.mask.unsqueeze(-1) * group.alive[:-1]).bool())
 
-    def update(self, batch: dict[str, np.ndarray], mask: np.ndarray) -> dict[str, float]:
+    def update(self, batch: EpisodeBatch) -> dict[str, float]:
+        """`critic_steps` critic steps, then one actor step on the objective `policy_gradient` names."""
         cfg = self.cfg
-        progress = self.run.clock.progress
-        if cfg.lr_anneal:
-            set_lr(self.actor_opt, cfg.lr * (1.0 - progress))
-            set_lr(self.critic_opt, cfg.critic_lr * (1.0 - progress))
-        obs, avail, actions, alive, state, reward, terminated, mask_t = self._tensors(batch, mask)
+        schedule = coma_schedule(cfg, self.run.clock.progress)
+        set_lr(self.actor_opt, schedule.lr)
+        set_lr(self.critic_opt, schedule.critic_lr)
+        group = batch.groups[self.group.name]
+        actions = group.actions
         steps = actions.shape[0]
-        inputs = self._critic_inputs(obs[:steps], state[:steps], actions)
-        # The critic trains on dead agents' steps too: their no-op value carries the team's return, and the
-        # TD(lambda) target of an agent that dies at t + 1 bootstraps from it. The actor skips them.
-        critic_weight = mask_t.unsqueeze(-1).expand_as(alive)  # [T, B, n]
-        weight = critic_weight * alive
-        count = weight.sum().clamp(min=1.0)
-        # critic: TD(lambda) targets from the target critic's value of the next joint action
+        obs, avail = group.obs[:steps], group.avail[:steps]
+        inputs = self._critic_inputs(obs, batch.state[:steps], actions)
+        critic_loss, critic_norm = self._train_critic(batch, inputs, actions)
         with torch.no_grad():
-            target_q = self.target_critic(inputs).gather(-1, actions.unsqueeze(-1)).squeeze(-1)  # [T, B, n]
-            next_q = torch.cat([target_q[1:], torch.zeros_like(target_q[:1])], dim=0)
-            continues = ((1.0 - terminated) * next_recorded(mask_t)).unsqueeze(-1).expand_as(next_q)
-            targets = td_lambda_returns(reward.unsqueeze(-1).expand_as(next_q), continues, next_q, cfg.gamma,
-                                        cfg.td_lambda)
-        for _ in range(cfg.critic_steps):
-            q_taken = self.critic(inputs).gather(-1, actions.unsqueeze(-1)).squeeze(-1)
-            critic_loss = ((q_taken - targets).square() * critic_weight).sum() / critic_weight.sum().clamp(min=1.0)
-            self.critic_opt.zero_grad(set_to_none=True)
-            critic_loss.backward()
-            critic_norm = float(nn.utils.clip_grad_norm_(self.critic.parameters(), cfg.max_grad_norm))
-            self.critic_opt.step()
-            self.critic_updates += 1
-            if self.critic_updates % cfg.target_update_interval == 0:
-                self.target_critic.load_state_dict(self.critic.state_dict())
-        with torch.no_grad():
-            q_all = self.critic(inputs)
-        # actors: counterfactual advantage with the trained critic's action values
-        logits = self._actor_logits(obs[:steps])
-        probs = epsilon_floor_policy(logits, avail[:steps], self.epsilon)
-        temperature = linear_schedule(cfg.temperature, cfg.temperature_final, progress)
-        if cfg.policy_gradient == "boltzmann":
-            surrogate = boltzmann_log_likelihood(logits, avail[:steps], q_all, temperature)
-            reverse_share = linear_schedule(0.0, cfg.reverse_kl_final, progress)
-            if reverse_share > 0.0:
-                surrogate = ((1.0 - reverse_share) * surrogate
-                             - reverse_share * boltzmann_reverse_kl(logits, avail[:steps], q_all, temperature))
-            advantage = counterfactual_advantage(q_all, probs.detach(), actions)[0]  # logged only
+            q = self.critic(inputs)
+        logits = self._actor_logits(obs)
+        probs = epsilon_floor_policy(logits, avail, self.epsilon)
+        advantage, baseline = counterfactual_advantage(q, probs.detach(), actions)
+        if cfg.policy_gradient == "sampled":
+            objective = counterfactual_objective(probs, actions, advantage)
+        elif cfg.policy_gradient == "expected":
+            objective = expected_objective(probs, q, baseline)
         else:
-            surrogate, advantage = policy_surrogate(probs, q_all, actions, cfg.policy_gradient == "expected")
-        entropy = (masked_entropy(logits, avail[:steps]) * weight).sum() / count
-        entropy_coef = linear_schedule(cfg.entropy_coef, cfg.entropy_final, progress)
-        actor_loss = -(surrogate * weight).sum() / count - entropy_coef * entropy
+            objective = boltzmann_objective(logits, avail, q, schedule.temperature, schedule.reverse_share)
+        weight = batch.mask.unsqueeze(-1) * group.alive[:-1]  # living agents' steps
+        count = weight.sum().clamp(min=1.0)
+        entropy = (masked_entropy(logits, avail) * weight).sum() / count
+        actor_loss = -(objective * weight).sum() / count - schedule.entropy_coef * entropy
         self.actor_opt.zero_grad(set_to_none=True)
         actor_loss.backward()
         actor_norm = float(nn.utils.clip_grad_norm_(self.actor.parameters(), cfg.max_grad_norm))
         self.actor_opt.step()
-        return {"loss/critic": float(critic_loss.detach()), "loss/policy": float(actor_loss.detach()),
+        return {"loss/critic": critic_loss, "loss/policy": float(actor_loss.detach()),
                 "loss/grad_norm_actor": actor_norm, "loss/grad_norm_critic": critic_norm,
                 "train/advantage_mean": float((advantage * weight).sum() / count),
                 "train/advantage_abs": float((advantage.abs() * weight).sum() / count),
-                "train/entropy": float(entropy.detach()), "schedule/entropy_coef": entropy_coef,
-                "schedule/temperature": temperature, "schedule/lr": self.actor_opt.param_groups[0]["lr"]}
+                "train/entropy": float(entropy.detach()), "schedule/entropy_coef": schedule.entropy_coef,
+                "schedule/temperature": schedule.temperature, "schedule/lr": schedule.lr}
+
+    def _train_critic(self, batch: EpisodeBatch, inputs: torch.Tensor, actions: torch.Tensor) -> tuple[float, float]:
+        """`critic_steps` steps towards TD(lambda) targets from the target critic's value of the next joint action;
+        the last step's loss and gradient norm. Dead agents' steps count: their no-op value carries the team's
+        return, and the target of an agent that dies at t + 1 bootstraps from it."""
+        cfg, mask = self.cfg, batch.mask
+        weight = mask.unsqueeze(-1).expand_as(actions)  # [T, B, n]
+        with torch.no_grad():
+            target_q = self.target_critic(inputs).gather(-1, actions.unsqueeze(-1)).squeeze(-1)  # [T, B, n]
+            next_q = torch.cat([target_q[1:], torch.zeros_like(target_q[:1])], dim=0)
+            continues = ((1.0 - batch.terminated) * next_recorded(mask)).unsqueeze(-1).expand_as(next_q)
+            targets = td_lambda_returns(batch.reward.unsqueeze(-1).expand_as(next_q), continues, next_q, cfg.gamma,
+                                        cfg.td_lambda)
+        for _ in range(cfg.critic_steps):
+            q_taken = self.critic(inputs).gather(-1, actions.unsqueeze(-1)).squeeze(-1)
+            loss = ((q_taken - targets).square() * weight).sum() / weight.sum().clamp(min=1.0)
+            self.critic_opt.zero_grad(set_to_none=True)
+            loss.backward()
+            norm = float(nn.utils.clip_grad_norm_(self.critic.parameters(), cfg.max_grad_norm))
+            self.critic_opt.step()
+            self.critic_updates += 1
+            if self.critic_updates % cfg.target_update_interval == 0:
+                self.target_critic.load_state_dict(self.critic.state_dict())
+        return float(loss.detach()), norm
 
     def state_dict(self) -> dict:
         return {"actor": self.actor.state_dict(), "critic": self.critic.state_dict(),

@@ -24,6 +24,7 @@ from core.nn import set_lr
 from core.run_state import RunState
 from envs.spec import EnvSpec
 from marl.agent import EpisodeAgent, GroupAction, Hidden
+from marl.episode_batch import EpisodeBatch
 from marl.exploration import epsilon_greedy
 from marl.mixers import QMixer, VDNMixer
 from marl.networks import GroupActionNet, ModuleMap
@@ -106,22 +107,15 @@ class ValueDecomposition(EpisodeAgent[ValueDecompositionConfig]):
         return out
 
     # -- learning ---------------------------------------------------------------------------------------
-    def update(self, batch: dict[str, np.ndarray], mask: np.ndarray) -> dict[str, float]:
-        """One gradient step on sampled episodes (fields [B, T(+1), ...], step mask [B, T])."""
-        cfg, dev = self.cfg, self.device
-
-        def time_major(x: np.ndarray) -> torch.Tensor:
-            return torch.as_tensor(x, device=dev).transpose(0, 1)
-
-        reward, terminated = time_major(batch["reward"]), time_major(batch["terminated"]).float()
-        mask_t = time_major(mask).float()
-        observed = torch.as_tensor(mask.sum(1) + 1, device=dev)  # each episode's observations: its steps + 1
-        state = time_major(batch["state"])
+    def update(self, batch: EpisodeBatch) -> dict[str, float]:
+        """One gradient step on sampled episodes."""
+        cfg = self.cfg
+        reward, terminated, mask_t, state = batch.reward, batch.terminated, batch.mask, batch.state
+        observed = batch.lengths + 1  # each episode's observations: its steps + 1
         chosen, best_next, alive_rows, alive_next_rows = [], [], [], []
         for name, net in self.nets.items():
-            obs, avail = time_major(batch[f"obs/{name}"]), time_major(batch[f"avail/{name}"])
-            actions = time_major(batch[f"actions/{name}"])
-            alive = time_major(batch[f"alive/{name}"]).float()
+            group = batch.groups[name]
+            obs, avail, actions, alive = group.obs, group.avail, group.actions, group.alive
             q = net.forward_episodes(obs, observed)  # padding steps are not computed (zero)
             with torch.no_grad():
                 tq = self.target_nets[name].forward_episodes(obs, observed)
