@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import gymnasium as gym
 import numpy as np
 import torch
 
@@ -42,7 +43,7 @@ def sb3_model(algo: str, env_id: str, cfg: Any, n_envs: int, steps: int, seed: i
     from stable_baselines3.common.noise import NormalActionNoise
 
     env = make_vec_env(env_id, n_envs=n_envs, seed=seed)
-    common = dict(seed=seed, device="cpu", verbose=0)
+    common: dict[str, Any] = dict(seed=seed, device="cpu", verbose=0)
     if algo == "ppo":
         anneal = (lambda v: (lambda left: v * left)) if cfg.anneal else (lambda v: v)
         return sb3.PPO("MlpPolicy", env, n_steps=cfg.n_steps, batch_size=cfg.batch_size, n_epochs=cfg.n_epochs,
@@ -65,8 +66,10 @@ def sb3_model(algo: str, env_id: str, cfg: Any, n_envs: int, steps: int, seed: i
     if algo == "sac":
         return sb3.SAC("MlpPolicy", env, ent_coef="auto" if cfg.auto_alpha else cfg.alpha,
                        target_update_interval=cfg.target_update_interval, **off)
-    width = (env.action_space.high - env.action_space.low) / 2
-    noise = NormalActionNoise(np.zeros(env.action_space.shape), cfg.action_noise * width)
+    box = env.action_space
+    assert isinstance(box, gym.spaces.Box), "TD3 and DDPG act in Box spaces"
+    width = (box.high - box.low) / 2
+    noise = NormalActionNoise(np.zeros(box.shape), cfg.action_noise * width)
     off["policy_kwargs"]["n_critics"] = cfg.n_critics
     return sb3.TD3("MlpPolicy", env, action_noise=noise, policy_delay=cfg.policy_delay,
                    target_policy_noise=cfg.target_noise, target_noise_clip=cfg.target_noise_clip, **off)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Mapping
+from contextlib import ExitStack, closing
 from typing import Any, Generic, Protocol, TypeVar
 
 import numpy as np
@@ -15,7 +16,7 @@ from core.callbacks import Callback, EpisodeStats, Trainer
 from core.evaluation import Evaluation
 from core.logger import RunLogger
 from core.precision import cpu_threads
-from core.recording import FrameLog, video_kind, write_video
+from core.recording import FrameLog, quiet_sdl, video_kind, write_video
 
 VIDEO_TAG = "video/greedy_episode"
 
@@ -163,12 +164,15 @@ class VideoRecorder(Callback, Generic[EnvT]):
         self.interval, self.seed, self.logger, self.threads = interval, seed, logger, torch_threads
         self.log = FrameLog(env_name)
         self.env: EnvT | None = None
+        self._open = ExitStack()  # the recording env and SDL's settings for it, from train start to end
         self._next = interval  # env steps at which the next periodic video is due
         self._recorded_at = self._evaluated_at = -1
 
     def on_train_start(self, trainer: Trainer) -> None:
         video_kind(trainer.run_dir / "videos", "gif")  # Pillow, or one line saying what to install
-        self.env = self.recorder.recording_env(self.env_name, self.log, self.env_kwargs)
+        self._open.enter_context(quiet_sdl())
+        self.env = self._open.enter_context(closing(self.recorder.recording_env(self.env_name, self.log,
+                                                                                 self.env_kwargs)))
         self.env.reset(seed=self.seed)  # renders the first frame: an env that cannot render fails here
         self._next = (trainer.env_steps // self.interval + 1) * self.interval
 
@@ -186,9 +190,8 @@ class VideoRecorder(Callback, Generic[EnvT]):
                     and self.env is not None):
                 self._record(trainer)
         finally:
-            if self.env is not None:
-                self.env.close()
-                self.env = None
+            self.env = None
+            self._open.close()
 
     def _record(self, trainer: Trainer) -> None:
         assert self.env is not None, "a video before on_train_start"

@@ -12,7 +12,7 @@ import torch
 
 from core.errors import UserError
 from core.evaluation import Evaluation
-from core.recording import FrameLog
+from core.recording import FrameLog, quiet_sdl
 from core.saved_run import SavedRun
 
 
@@ -84,6 +84,7 @@ def play(side: Side[EnvT], saved: SavedRun, request: EvalRequest) -> Played:
         if not request.record_episodes:
             return Played(evaluation, None)
         log = FrameLog(request.env)
+        stack.enter_context(quiet_sdl())
         one = stack.enter_context(closing(side.recording_env(request.env, log, request.env_kwargs)))
         _check_same_spaces(side, one, env, f"the recorded copy of {request.env}", "its vector env")
         recorded = side.evaluate(agent, one, request.record_episodes, request.seed, request.deterministic)

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import importlib
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
 
@@ -65,13 +66,22 @@ class FrameLog:
                         "(recording needs an env that renders rgb_array frames, render_mode='rgb_array')")
 
 
-def quiet_sdl() -> None:
-    """Give pygame-based renderers (classic control, MPE) SDL's dummy sound device, and on a machine without a
-    display its dummy video driver (rgb_array frames need no window), unless the user chose them: otherwise
-    SDL's probes print `error: ...` lines of their own (no sound device; XDG_RUNTIME_DIR not set)."""
-    os.environ.setdefault("SDL_AUDIODRIVER", "dummy")
+@contextmanager
+def quiet_sdl() -> Iterator[None]:
+    """Around a recording env's life: pygame-based renderers (classic control, MPE) get SDL's dummy sound device,
+    and on a machine without a display its dummy video driver (rgb_array frames need no window), unless the user
+    chose them: otherwise SDL's probes print `error: ...` lines of their own (no sound device; XDG_RUNTIME_DIR not
+    set). The variables it sets are removed after, so the process's environment is as it was."""
+    dummies = ["SDL_AUDIODRIVER"]
     if not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
-        os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
+        dummies.append("SDL_VIDEODRIVER")
+    added = [key for key in dummies if key not in os.environ]
+    os.environ.update(dict.fromkeys(added, "dummy"))
+    try:
+        yield
+    finally:
+        for key in added:
+            os.environ.pop(key, None)
 
 
 def video_kind(path: str | Path, kind: VideoKind) -> VideoKind:

@@ -101,27 +101,27 @@ class Trainer:
         self.env: Closeable | None = None
         self.eval_env: Closeable | None = None
         self.logger: RunLogger | None = None
-        self.run.seed_globals()
-        try:
-            with cpu_threads(train.torch_threads):  # the networks' initialisation as in training, on any machine
-                self._build(device(train.device))
-                self.runner: Runner = self._make_runner()
+        with self.run.active():  # the run's own global random streams; the caller's are back after
+            try:
+                with cpu_threads(train.torch_threads):  # the networks' initialisation as in training, on any machine
+                    self._build(device(train.device))
+                    self.runner: Runner = self._make_runner()
+                    if resume is not None:
+                        self._restore(Path(resume))
+                per_iteration = self.runner.steps_per_iteration  # budgets are rounded up to whole iterations
+                self.clock.total_steps = -(-train.steps // per_iteration) * per_iteration
+                if train.schedule_steps is not None or not self.clock.horizon:  # else the resumed run's own
+                    self.clock.horizon = -(-(train.schedule_steps or train.steps) // per_iteration) * per_iteration
                 if resume is not None:
-                    self._restore(Path(resume))
-            per_iteration = self.runner.steps_per_iteration  # budgets are rounded up to whole iterations
-            self.clock.total_steps = -(-train.steps // per_iteration) * per_iteration
-            if train.schedule_steps is not None or not self.clock.horizon:  # else the resumed run's own
-                self.clock.horizon = -(-(train.schedule_steps or train.steps) // per_iteration) * per_iteration
-            if resume is not None:
-                self._note_schedule_horizon()
-            self.run_id = claim(self.run_dir)
-            remove_stale(self.run_dir)
-            self.logger = RunLogger(self.run_dir)
-            save_yaml({"algo_name": algo, "env_name": env, "train": to_dict(train), "algo": to_dict(algo_cfg),
-                       "env": env_kwargs}, self.run_dir / "config.yaml")
-        except BaseException:
-            self.close()
-            raise
+                    self._note_schedule_horizon()
+                self.run_id = claim(self.run_dir)
+                remove_stale(self.run_dir)
+                self.logger = RunLogger(self.run_dir)
+                save_yaml({"algo_name": algo, "env_name": env, "train": to_dict(train), "algo": to_dict(algo_cfg),
+                           "env": env_kwargs}, self.run_dir / "config.yaml")
+            except BaseException:
+                self.close()
+                raise
         self.logger.log_hparams({"algo": algo, "env": env, **{f"algo.{k}": v for k, v in to_dict(algo_cfg).items()},
                                  "train.n_envs": train.n_envs, "train.seed": train.seed},
                                 {"eval/return_mean": 0.0})
@@ -172,7 +172,8 @@ class Trainer:
 
     def evaluate(self) -> dict[str, float]:
         """Evaluate now: the metrics go to the callbacks (the caller's), each episode to evaluations.jsonl."""
-        result = self._evaluate(self.train_cfg.seed + EVAL_SEED_OFFSET)
+        with self.run.active():
+            result = self._evaluate(self.train_cfg.seed + EVAL_SEED_OFFSET)
         if self.logger is not None:
             self.logger.log_evaluation(result.episodes, self.env_steps)
         self.last_eval = dict(result)
@@ -188,7 +189,9 @@ class Trainer:
         path = self._checkpoint_path(self.env_steps)
         if self.last_checkpoint == path:
             return path
-        state = {"run": self.run.state_dict(), "agent": self.agent.state_dict(), "runner": self.runner.state_dict()}
+        with self.run.active():
+            state = {"run": self.run.state_dict(), "agent": self.agent.state_dict(),
+                     "runner": self.runner.state_dict()}
         bad = nonfinite_leaf(state)
         if bad is not None:
             raise NonFiniteError(f"non-finite value in {bad} at env step {self.env_steps:,}; not checkpointed")
@@ -208,6 +211,7 @@ class Trainer:
     def train(self) -> dict[str, Any]:
         """Train until the budget, a stop request or a signal; then evaluate (unless interrupted) and checkpoint.
 
+        The global random generators hold the run's states meanwhile (core.run_state.RunState.active).
         SIGINT/SIGTERM stop at the next iteration boundary with a checkpoint there (the summary's `signal`).
         A failure raises UserError before the first training step and RunError after it, naming the last
         good checkpoint; the full traceback of an unexpected error goes to error.log in the run directory.
@@ -215,7 +219,7 @@ class Trainer:
         start, start_steps = time.perf_counter(), self.env_steps
         self._eval_step = -1
         signals.clear()
-        with signals.handled(), signals.deferred():
+        with self.run.active(), signals.handled(), signals.deferred():
             try:
                 self.callbacks.on_train_start(self)
                 with cpu_threads(self.train_cfg.torch_threads), training_float_modes(self.train_cfg.matmul_precision):

@@ -36,6 +36,7 @@ class EnvEntry:
 
 
 _REGISTRY: dict[str, EnvEntry] = {}
+_LAZY: dict[str, Callable[[], EnvEntry]] = {}  # names whose entry is built the first time they are resolved
 
 
 def register(name: str, factory: Callable[..., Any], vec_factory: Callable[..., VecEnv] | None = None,
@@ -47,15 +48,24 @@ def register(name: str, factory: Callable[..., Any], vec_factory: Callable[..., 
     """
     if not callable(factory):
         raise TypeError(f"factory for {name!r} is not callable")
+    _LAZY.pop(name, None)
     _REGISTRY[name] = EnvEntry(factory, dict(defaults), vec_factory)
 
 
+def register_lazily(name: str, load: Callable[[], EnvEntry]) -> None:
+    """Register `name` with the entry `load()` returns the first time it is resolved, so that a family of envs
+    whose modules are heavy (the built-in simulator) is listed without importing them."""
+    _LAZY[name] = load
+
+
 def registered_names() -> list[str]:
-    return sorted(_REGISTRY)
+    return sorted({*_REGISTRY, *_LAZY})
 
 
 def resolve(name: str) -> EnvEntry:
     """The registry entry for `name`, importing `module:factory` names on demand."""
+    if name in _LAZY:
+        _REGISTRY[name] = _LAZY.pop(name)()
     if name in _REGISTRY:
         return _REGISTRY[name]
     if ":" in name:

@@ -1,9 +1,11 @@
-"""What a run guarantees: bit-exact resume, signals, non-finite values, hung workers, checkpoint housekeeping."""
+"""What a run guarantees: bit-exact resume, signals, non-finite values, hung workers, checkpoint housekeeping, its
+caller's global random generators untouched."""
 from __future__ import annotations
 
 import json
 import os
 import pickle
+import random
 import shutil
 import signal
 import subprocess
@@ -18,9 +20,12 @@ import torch
 from core.callbacks import Callback
 from core.checkpoint import checkpoint_dirs, load_checkpoint
 from core.cli import print_summary
+from core.run_config import resolve_config
 from core.run_dir import latest_checkpoint
 from core.trainer import all_finite
+from marl.algos import get_algo
 from marl.cli import main as marl_main
+from marl.trainer import MarlTrainer
 from single_agent.cli import main as single_main
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -475,3 +480,57 @@ def test_a_repeated_signal_stops_an_env_hung_in_this_process(tmp_path):
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
     assert "interrupted by SIGINT again" in err and "without a new checkpoint" in err and "Traceback" not in err
+
+
+class DrawsFromGlobals(Callback):
+    """Draws from Python's, NumPy's and torch's global generators at every step, as user code may."""
+
+    def __init__(self) -> None:
+        self.draws: list[tuple[float, float, float]] = []
+
+    def on_step(self, trainer, n_env_steps):
+        self.draws.append((random.random(), float(np.random.random()), float(torch.rand(1))))
+
+
+def global_states() -> dict:
+    return {"python": random.getstate(), "numpy": np.random.get_state(legacy=False), "torch": torch.get_rng_state()}
+
+
+def tiny_mappo(run_dir: Path, callback: Callback) -> MarlTrainer:
+    entry = get_algo("mappo")
+    train, algo, env = resolve_config("mappo", "smac_3m", entry.config_class, entry.defaults,
+                                      cli_train={"steps": 16, "n_envs": 2, "progress": False},
+                                      overrides=["rollout_steps=8", "train.eval_episodes=1", "train.eval_envs=1"])
+    return MarlTrainer("mappo", "smac_3m", train, algo, env, run_dir, [callback])
+
+
+def test_building_training_and_evaluating_a_run_leave_the_callers_random_states_as_they_were(tmp_path):
+    random.seed(1), np.random.seed(2), torch.manual_seed(3)
+    caller = global_states()
+    trainer = tiny_mappo(tmp_path / "run", DrawsFromGlobals())
+    assert_same_state(global_states(), caller)
+    try:
+        trainer.train()
+        assert_same_state(global_states(), caller)
+        trainer.evaluate()
+        assert_same_state(global_states(), caller)
+    finally:
+        trainer.close()
+    assert torch.initial_seed() == 3
+
+
+def test_a_run_is_the_same_whatever_its_caller_draws_between_building_and_training(tmp_path):
+    runs = []
+    for name, caller_draws in (("quiet", 0), ("busy", 3)):
+        callback = DrawsFromGlobals()
+        trainer = tiny_mappo(tmp_path / name, callback)
+        for _ in range(caller_draws):
+            random.random(), np.random.random(), torch.rand(1)
+        try:
+            trainer.train()
+        finally:
+            trainer.close()
+        runs.append((final_state(tmp_path / name), callback.draws))
+    (quiet, quiet_draws), (busy, busy_draws) = runs
+    assert quiet_draws and quiet_draws == busy_draws
+    assert_same_state(quiet, busy)

@@ -2,6 +2,8 @@
 import functools
 import json
 import math
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -10,11 +12,13 @@ import pytest
 
 import envs
 from core.errors import UnknownNameError, UserError
+from envs.registry import EnvEntry, register, register_lazily, registered_names, resolve
 from envs.smac import HeuristicPolicy, SMACVecEnv, StarCraft2Env
 from envs.smac.baselines import win_rate
 from envs.smac.core import SMACBatch
 from envs.smac.features import FeatureFlags
 from envs.smac.maps import MAPS, get_map
+from envs.smac.scenarios import SCENARIOS
 from envs.vec_env import VecStep
 
 SIZES = {  # map: (n_actions, obs, state, limit), SMAC_SPEC.md §3 and §1.1
@@ -230,6 +234,40 @@ def test_observing_in_cache_sized_blocks_changes_nothing(name, monkeypatch):
         venv.core.load_state_dict(saved)
         for one, blocked in zip(whole, venv.core.observe(idx), strict=True):
             np.testing.assert_array_equal(one, blocked)
+
+
+SIMULATOR = ("envs.smac.battle", "envs.smac.core", "envs.smac.starcraft2_env", "envs.smac.pettingzoo_env",
+             "envs.smac.vec_env", "envs.smac.render")
+LISTED_THEN_MADE = """
+import json, sys
+import envs
+names, imported = envs.registered_names(), sorted(sys.modules)
+envs.make("smac_3m")
+print(json.dumps({"names": names, "imported": imported, "after_make": sorted(sys.modules)}))
+"""
+
+
+def test_import_envs_lists_the_simulators_names_and_imports_the_simulator_only_when_one_is_made():
+    out = json.loads(subprocess.run([sys.executable, "-c", LISTED_THEN_MADE], cwd=Path(__file__).parents[1],
+                                    capture_output=True, text=True, check=True).stdout)
+    assert {f"smac_{name}" for name in MAPS} | set(SCENARIOS) <= set(out["names"])
+    assert not {*SIMULATOR, "envs.smac.compat"} & set(out["imported"])
+    assert set(SIMULATOR) <= set(out["after_make"])
+
+
+def test_a_lazily_registered_name_loads_once_and_a_users_registration_replaces_it():
+    loads: list[str] = []
+
+    def load(name: str) -> EnvEntry:
+        loads.append(name)
+        return EnvEntry(functools.partial(StarCraft2Env, "3m"))
+
+    register_lazily("lazy_3m", functools.partial(load, "lazy_3m"))
+    register_lazily("lazy_3m_mine", functools.partial(load, "lazy_3m_mine"))
+    register("lazy_3m_mine", StarCraft2Env)
+    assert {"lazy_3m", "lazy_3m_mine"} <= set(registered_names()) and not loads
+    assert resolve("lazy_3m") is resolve("lazy_3m") and loads == ["lazy_3m"]
+    assert resolve("lazy_3m_mine").factory is StarCraft2Env and loads == ["lazy_3m"]
 
 
 def test_bad_input():

@@ -2,15 +2,21 @@
 images in TensorBoard, multi-agent and single-agent; an env that cannot render is refused before training."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
+import pytest
 from gymnasium import spaces
 from tensorboard.backend.event_processing.event_accumulator import IMAGES, EventAccumulator
 
 from core.builtin_callbacks import VIDEO_TAG
+from core.recording import quiet_sdl
+
+SDL_VARIABLES = ("SDL_AUDIODRIVER", "SDL_VIDEODRIVER")
+SDL_SEEN: list[tuple[str | None, ...]] = []  # the SDL variables at each frame a PaintedEnv renders
 
 
 class PaintedEnv(gym.Env):
@@ -34,6 +40,7 @@ class PaintedEnv(gym.Env):
         return np.zeros(1, np.float32), 1.0, False, False, {}
 
     def render(self) -> np.ndarray:
+        SDL_SEEN.append(tuple(os.environ.get(key) for key in SDL_VARIABLES))
         return np.full((4, 6, 3), 30 * self.t, np.uint8)
 
 
@@ -101,3 +108,30 @@ def test_a_negative_interval_is_bad_input(tmp_path: Path, capsys: Any) -> None:
     code = main(["--algo", "mappo", "--env", "examples.custom_env:make_env", "--logdir", str(tmp_path),
                  "train.video_interval=-1"])
     assert code == 2 and capsys.readouterr().err.strip() == "error: train.video_interval must be >= 0, got -1"
+
+
+def test_sdl_dummies_are_set_only_while_a_run_records_and_a_users_choice_is_kept(tmp_path: Path,
+                                                                                 monkeypatch: Any) -> None:
+    from single_agent.cli import run
+    for key in ("DISPLAY", "WAYLAND_DISPLAY", "SDL_AUDIODRIVER"):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("SDL_VIDEODRIVER", "offscreen")
+    SDL_SEEN.clear()
+    run(["--algo", "dqn", "--env", f"{__name__}:ConcertoPainted-v0", "--steps", "20", "--n-envs", "1",
+         "--no-progress", "--logdir", str(tmp_path), "learning_starts=10", "iteration_steps=20", "batch_size=8",
+         "hidden_sizes=[8]", "train.eval_episodes=1", "train.eval_interval=0", "train.video_interval=20"])
+    assert SDL_SEEN and set(SDL_SEEN) == {("dummy", "offscreen")}
+    assert "SDL_AUDIODRIVER" not in os.environ and os.environ["SDL_VIDEODRIVER"] == "offscreen"
+
+
+def test_quiet_sdl_leaves_the_environment_as_it_was_even_after_a_failure(monkeypatch: Any) -> None:
+    for key in ("DISPLAY", "WAYLAND_DISPLAY", *SDL_VARIABLES):
+        monkeypatch.delenv(key, raising=False)
+    with pytest.raises(RuntimeError), quiet_sdl():
+        assert [os.environ.get(key) for key in SDL_VARIABLES] == ["dummy", "dummy"]
+        raise RuntimeError
+    assert not set(SDL_VARIABLES) & set(os.environ)
+    monkeypatch.setenv("DISPLAY", ":0")
+    with quiet_sdl():
+        assert [os.environ.get(key) for key in SDL_VARIABLES] == ["dummy", None]
+    assert not set(SDL_VARIABLES) & set(os.environ)
