@@ -18,7 +18,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import envs
-from core.saved_run import load_saved_run
+from core.evaluation.saved_run import load_saved_run
 from marl.algos.coma import COMA, COMAConfig, masked_entropy
 from marl.episodes import OnPolicyEpisodeRunner
 

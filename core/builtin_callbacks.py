@@ -13,10 +13,10 @@ from tqdm import tqdm
 
 from core import signals
 from core.callbacks import Callback, EpisodeStats, Trainer
-from core.evaluation import Evaluation
+from core.evaluation.episodes import Evaluation
+from core.evaluation.recording import FrameLog, quiet_sdl, video_kind, write_video
 from core.logger import RunLogger
 from core.precision import cpu_threads
-from core.recording import FrameLog, quiet_sdl, video_kind, write_video
 
 VIDEO_TAG = "video/greedy_episode"
 
@@ -141,7 +141,7 @@ EnvT = TypeVar("EnvT", bound=RecordableEnv)
 
 
 class EpisodeRecorder(Protocol[EnvT]):
-    """How a side records its agent (core.evaluate_run.Side's recording half: marl.saved_policy.MarlSide,
+    """How a side records its agent (core.evaluation.play.Side's recording half: marl.saved_policy.MarlSide,
     single_agent.saved_policy.SingleAgentSide)."""
 
     def recording_env(self, name: str, log: FrameLog, options: dict[str, Any]) -> EnvT: ...

@@ -34,7 +34,7 @@ from core.checkpoint import (
 from core.config import save_yaml, to_dict
 from core.episode_stats import EpisodeStats, OnStep
 from core.errors import Interrupted, NonFiniteError, RunError, UserError, describe_exception
-from core.evaluation import Evaluation
+from core.evaluation.episodes import Evaluation
 from core.logger import RunLogger
 from core.precision import cpu_threads, training_float_modes
 from core.run_config import TrainConfig

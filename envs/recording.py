@@ -9,7 +9,7 @@ from pettingzoo.utils.conversions import aec_to_parallel
 from pettingzoo.utils.env import AECEnv, ParallelEnv
 from pettingzoo.utils.wrappers import BaseParallelWrapper
 
-from core.recording import FrameLog
+from core.evaluation.recording import FrameLog
 from envs.registry import env_factory, resolve
 from envs.sync_vec_env import SyncVecEnv
 
@@ -37,7 +37,7 @@ class RecordingParallelEnv(BaseParallelWrapper):
 def recording_vec_env(name: str, log: FrameLog, **env_kwargs: Any) -> SyncVecEnv:
     """One copy of env `name` (built with render_mode='rgb_array' where its factory takes it) recording into
     `log`; a single env, so that the frames come from one episode at a time. Use it inside
-    core.recording.quiet_sdl."""
+    core.evaluation.recording.quiet_sdl."""
     if _takes_render_mode(resolve(name).factory):
         env_kwargs = {**env_kwargs, "render_mode": "rgb_array"}
     factory = env_factory(name, **env_kwargs)

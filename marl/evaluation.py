@@ -7,7 +7,7 @@ import gymnasium as gym
 import numpy as np
 import torch
 
-from core.evaluation import EpisodeTally, Evaluation
+from core.evaluation.episodes import EpisodeTally, Evaluation
 from envs.spec import EnvSpec
 from envs.vec_env import VecEnv
 from marl.agent import GroupAction, Hidden, Policy, zero_hidden

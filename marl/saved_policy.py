@@ -1,4 +1,4 @@
-"""How a saved multi-agent run is played again (core.evaluate_run.Side): envs from the registry, the agent of
+"""How a saved multi-agent run is played again (core.evaluation.play.Side): envs from the registry, the agent of
 the run's algorithm with its trained weights, marl.evaluation's loop."""
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ from typing import Any
 
 import torch
 
-from core.evaluation import Evaluation
-from core.recording import FrameLog
-from core.saved_run import SavedRun
+from core.evaluation.episodes import Evaluation
+from core.evaluation.recording import FrameLog
+from core.evaluation.saved_run import SavedRun
 from envs.recording import recording_vec_env
 from envs.registry import check_env_options, make_vec
 from envs.vec_env import VecEnv

@@ -7,7 +7,7 @@ import torch
 
 from core.builtin_callbacks import EpisodeRecorder
 from core.errors import UserError
-from core.evaluation import Evaluation
+from core.evaluation.episodes import Evaluation
 from core.trainer import Runner, Trainer
 from envs.registry import check_env_options, make_vec
 from envs.spec import EnvSpec

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 if TYPE_CHECKING:
-    from core.evaluate_run import Side
+    from core.evaluation.play import Side
 
 
 def side_of(algo: str) -> Side[Any]:
@@ -30,7 +30,7 @@ def side_of(algo: str) -> Side[Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from core.evaluate_cli import main as evaluate_main
+    from core.evaluation.cli import main as evaluate_main
 
     return evaluate_main(argv, side_of)
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from core.evaluation import EpisodeTally, Evaluation
+from core.evaluation.episodes import EpisodeTally, Evaluation
 from single_agent.vec_env import TransitionVecEnv
 
 

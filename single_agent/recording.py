@@ -5,7 +5,7 @@ from typing import Any
 
 import gymnasium as gym
 
-from core.recording import FrameLog
+from core.evaluation.recording import FrameLog
 from single_agent.vec_env import TransitionVecEnv
 
 
@@ -30,6 +30,6 @@ class RecordingWrapper(gym.Wrapper):
 
 def recording_vec_env(env_id: str, log: FrameLog, **env_kwargs: Any) -> TransitionVecEnv:
     """One copy of gymnasium env `env_id`, made with render_mode='rgb_array', recording into `log`. Use it inside
-    core.recording.quiet_sdl."""
+    core.evaluation.recording.quiet_sdl."""
     return TransitionVecEnv(env_id, 1, "sync", wrappers=[lambda env: RecordingWrapper(env, log)],
                             **{**env_kwargs, "render_mode": "rgb_array"})

@@ -1,4 +1,4 @@
-"""How a saved single-agent run is played again (core.evaluate_run.Side): gymnasium vector envs, the learner of
+"""How a saved single-agent run is played again (core.evaluation.play.Side): gymnasium vector envs, the learner of
 the run's algorithm with its trained weights, single_agent.evaluation's loop."""
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ from typing import Any
 
 import torch
 
-from core.evaluation import Evaluation
-from core.recording import FrameLog
-from core.saved_run import SavedRun
+from core.evaluation.episodes import Evaluation
+from core.evaluation.recording import FrameLog
+from core.evaluation.saved_run import SavedRun
 from single_agent.algos import get_algo
 from single_agent.evaluation import evaluate
 from single_agent.recording import recording_vec_env

@@ -6,7 +6,7 @@ from typing import Any
 import torch
 
 from core.builtin_callbacks import EpisodeRecorder
-from core.evaluation import Evaluation
+from core.evaluation.episodes import Evaluation
 from core.trainer import Runner, Trainer
 from single_agent.algos import get_algo
 from single_agent.evaluation import evaluate

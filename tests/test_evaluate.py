@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from core.checkpoint import read_metadata
-from core.eval_report import mean_interval, wilson_interval
+from core.evaluation.report import mean_interval, wilson_interval
 from examples.custom_env import SignalGame
 
 ROOT = Path(__file__).resolve().parent.parent

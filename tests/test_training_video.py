@@ -13,7 +13,7 @@ from gymnasium import spaces
 from tensorboard.backend.event_processing.event_accumulator import IMAGES, EventAccumulator
 
 from core.builtin_callbacks import VIDEO_TAG
-from core.recording import quiet_sdl
+from core.evaluation.recording import quiet_sdl
 
 SDL_VARIABLES = ("SDL_AUDIODRIVER", "SDL_VIDEODRIVER")
 SDL_SEEN: list[tuple[str | None, ...]] = []  # the SDL variables at each frame a PaintedEnv renders

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from core.recording import save_gif
+from core.evaluation.recording import save_gif
 from envs.smac.battle import Battle
 from envs.smac.maps import MAP_SIZE
 

@@ -3,7 +3,7 @@
 
 Exit statuses as for training (core.cli): 0 done; 2 bad input (one `error: ...` line: a missing run, a damaged
 checkpoint, an env with other spaces, a missing renderer or video extra); 1 a failure while playing; 130 / 143
-signals. Each side (multi-agent, single-agent) builds its envs and policy through a core.evaluate_run.Side, which
+signals. Each side (multi-agent, single-agent) builds its envs and policy through a core.evaluation.play.Side, which
 the script picks by the checkpoint's algorithm: core imports neither side.
 """
 from __future__ import annotations
@@ -16,12 +16,12 @@ from typing import Any
 
 from core.cli import Parser, run_main, writable
 from core.errors import ConcertoError, RunError, UserError, describe_exception
-from core.eval_report import report_lines, summarize
-from core.evaluate_run import EvalRequest, Side, play
+from core.evaluation.play import EvalRequest, Side, play
+from core.evaluation.recording import INSTALL_HINT, VideoKind, video_kind, write_video
+from core.evaluation.report import report_lines, summarize
+from core.evaluation.saved_run import env_options, load_saved_run
 from core.precision import cpu_threads, training_float_modes
-from core.recording import INSTALL_HINT, VideoKind, video_kind, write_video
 from core.run_config import DEVICE_PATTERN
-from core.saved_run import env_options, load_saved_run
 from core.trainer import device
 
 MAX_EPISODES = 1_000_000

@@ -7,8 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from core.evaluate_run import EvalRequest, Played
-from core.saved_run import SavedRun
+from core.evaluation.play import EvalRequest, Played
+from core.evaluation.saved_run import SavedRun
 
 Z95 = 1.959964  # the standard normal's 97.5% quantile
 

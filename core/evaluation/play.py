@@ -11,9 +11,9 @@ import numpy as np
 import torch
 
 from core.errors import UserError
-from core.evaluation import Evaluation
-from core.recording import FrameLog, quiet_sdl
-from core.saved_run import SavedRun
+from core.evaluation.episodes import Evaluation
+from core.evaluation.recording import FrameLog, quiet_sdl
+from core.evaluation.saved_run import SavedRun
 
 
 @dataclass(frozen=True)
