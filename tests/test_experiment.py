@@ -14,9 +14,9 @@ import pytest
 
 from core.errors import UserError
 from core.experiments import report_experiments, run_experiment, trainers
+from core.experiments.executors import run_grid
 from core.experiments.grid import Cell, ExperimentSpec, cell_state, parse_seeds
 from core.experiments.results import collect, env_task
-from core.experiments.runner import run_grid
 from core.experiments.trainers import training_modules
 
 ROOT = Path(__file__).resolve().parent.parent

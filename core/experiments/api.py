@@ -22,9 +22,7 @@ import yaml
 
 from core.config import load_yaml, parse_overrides
 from core.errors import ConfigError, UserError
-from core.experiments.grid import Cell, ExperimentSpec, run_dir
-from core.experiments.results import write_results
-from core.experiments.runner import (
+from core.experiments.executors import (
     Executor,
     GridResult,
     InProcessExecutor,
@@ -32,6 +30,8 @@ from core.experiments.runner import (
     default_workers,
     run_grid,
 )
+from core.experiments.grid import Cell, ExperimentSpec, run_dir
+from core.experiments.results import write_results
 from core.experiments.trainers import launch_command, training_modules
 from core.run_config import env_dir_name
 
@@ -57,7 +57,7 @@ def run_experiment(spec: ExperimentSpec, out: PathLike | None = None, *, workers
     results.json and (unless not `report`) the report. A rerun with the same spec skips finished cells and resumes
     interrupted ones; `out` holding another spec is refused. Cells run as processes on this machine (`workers` at
     a time, default one per core over train.torch_threads), or as tasks on a local Ray (`ray`) or the cluster at
-    `ray_address`, or one after another in this process (`in_process`: core.experiments.runner.InProcessExecutor).
+    `ray_address`, or one after another in this process (`in_process`: core.experiments.executors.InProcessExecutor).
     `callbacks` are callback plugins (--callback specs) every cell trains with."""
     modules = training_modules()
     unknown = [a for a in spec.algos if a not in modules]

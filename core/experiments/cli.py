@@ -18,8 +18,8 @@ from core.cli import Parser
 from core.config import load_yaml
 from core.errors import EXIT_BAD_INPUT, EXIT_RUN_FAILED, UserError
 from core.experiments.api import ExperimentResult, report_experiments, run_experiment
+from core.experiments.executors import default_workers
 from core.experiments.grid import ExperimentSpec, parse_seeds
-from core.experiments.runner import default_workers
 
 EXIT_INCOMPLETE = 75  # EX_TEMPFAIL: rerun to continue
 EXPERIMENT_FILE_KEYS = {"algos", "envs", "seeds", "steps", "overrides", "algo_overrides"}

@@ -17,8 +17,8 @@ from typing import Any, NamedTuple
 from core.cli import Parser, run_main
 from core.config import parse_overrides
 from core.errors import ConfigError, Interrupted, MissingDependencyError, UserError
+from core.experiments.executors import default_workers
 from core.experiments.grid import parse_seeds
-from core.experiments.runner import default_workers
 from core.run_config import _route_overrides, env_dir_name, resolve_config
 from core.tuning.objective import Executor, TuneSettings
 from core.tuning.pruning import make_pruner

@@ -1,4 +1,4 @@
-"""Run an experiment's cells as training processes, a few at a time, resumably.
+"""Where and how an experiment's cells run: as training processes, a few at a time, resumably (run_grid, executors).
 
 Each cell is `python -m core.launch <trainer module> ...` (core.experiments.trainers) in its own directory
 (core.experiments.grid), so a cell is an ordinary run: TensorBoard, --resume and evaluation work on it as on any
