@@ -114,11 +114,16 @@ class Trainer:
                     self.clock.horizon = -(-(train.schedule_steps or train.steps) // per_iteration) * per_iteration
                 if resume is not None:
                     self._note_schedule_horizon()
-                self.run_id = claim(self.run_dir)
-                remove_stale(self.run_dir)
-                self.logger = RunLogger(self.run_dir)
-                save_yaml({"algo_name": algo, "env_name": env, "train": to_dict(train), "algo": to_dict(algo_cfg),
-                           "env": env_kwargs}, self.run_dir / "config.yaml")
+                try:
+                    self.run_id = claim(self.run_dir)
+                    remove_stale(self.run_dir)
+                    self.logger = RunLogger(self.run_dir)
+                    save_yaml({"algo_name": algo, "env_name": env, "train": to_dict(train),
+                               "algo": to_dict(algo_cfg), "env": env_kwargs}, self.run_dir / "config.yaml")
+                except OSError as exc:
+                    where = f" ({exc.filename})" if exc.filename else ""
+                    raise UserError(f"cannot write the run directory {self.run_dir}: {exc.strerror or exc}{where}") \
+                        from None
             except BaseException:
                 self.close()
                 raise

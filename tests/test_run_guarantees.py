@@ -139,6 +139,27 @@ def test_a_larger_budget_at_resume_keeps_the_schedules_horizon_and_says_so(tmp_p
     assert_same_state(final_state(only_run(tmp_path / "whole")), final_state(split))
 
 
+@pytest.mark.parametrize("damage, expected, message", [
+    (lambda run: (run / "metrics.csv").unlink() or (run / "metrics.csv").mkdir(), 2, "cannot write the run directory"),
+    (lambda run: (run / "run.json").write_text("[1"), 0, "is not inside the run directory that wrote it"),
+])
+def test_a_damaged_run_directory_is_one_line_or_a_new_run(damage, expected, message, tmp_path, capsys):
+    """A run directory that cannot be written is one line (exit 2); one whose run.json is unreadable is no longer
+    known as the checkpoint's run, so the resume goes to a new run directory."""
+    common = ["--algo", "mappo", "--env", "mpe_simple_spread", *QUIET, "--n-envs", "1", "algo.rollout_steps=25"]
+    assert marl_main([*common, "--steps", "50", "--logdir", str(tmp_path / "runs")]) == 0
+    run = only_run(tmp_path / "runs")
+    damage(run)
+    capsys.readouterr()
+    status = marl_main(["--resume", str(run), "--steps", "100", "--no-progress", "--logdir", str(tmp_path / "new")])
+    out, err = capsys.readouterr()
+    assert status == expected, err
+    if expected == 2:
+        assert err.count("\n") == 1 and err.startswith("error: ") and message in err, err
+    else:
+        assert message in out and len(list((tmp_path / "new").glob("*/*/*"))) == 1
+
+
 def test_the_summary_line_takes_any_run_directory(capsys):
     summary = {"env_steps": 1, "wall_s": 1.0, "steps_per_s": 1.0, "eval_return_mean": None, "eval_win_rate": None,
                "run_dir": "/r"}
