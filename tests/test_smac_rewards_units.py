@@ -3,10 +3,11 @@ part of the dense reward, unit attributes and the Colossus's collisions and beam
 import numpy as np
 import pytest
 
+from envs.smac.battle_constants import DT
 from envs.smac.core import RewardConfig, SMACBatch
 from envs.smac.features import FeatureFlags
 from envs.smac.maps import get_map
-from envs.smac.units import UNIT_TYPES
+from envs.smac.units import UNIT_TYPES, UnitTable
 
 
 def won_3m(rewards: RewardConfig) -> SMACBatch:
@@ -93,7 +94,17 @@ def test_the_colossus_beam_is_a_line_across_the_attack():
     fire[0, 0] = True
     damage, hits = battle._splash(fire, np.full((1, 18), 13))
     assert hits[0].nonzero()[0].tolist() == [14]
-    assert damage[0, 14] == pytest.approx(2 * (10 + 5))  # two hits of 10, +5 against a light zealot
+    assert damage[0, 14] == pytest.approx(20)  # Liberty's ThermalLances: 20 once, no bonus (SC2_FACTS.md)
+
+
+def test_stalker_colossus_and_baneling_fire_liberty_weapons():
+    """SMAC's maps load only the Liberty mod (envs/smac/SC2_FACTS.md): its stalker, colossus and baneling weapons,
+    not the ladder's, in game loops (16 per normal second) and damage per hit."""
+    table = UnitTable.build(["stalker", "colossus", "baneling", "zealot"], DT)
+    assert table.cooldown_ticks[:2] == pytest.approx([1.44 * 16, 2.2 * 16])
+    assert (table.damage_vs_armored[0], table.damage_vs_light[0]) == (14, 10)  # 10 (+4 armored)
+    assert (table.damage_vs_armored[1], table.damage_vs_light[1], table.attacks[1], table.range[1]) == (20, 20, 1, 6)
+    assert (table.damage_vs_light[2], table.damage_vs_armored[2]) == (35, 20)  # 20 (+15 light)
 
 
 def test_generated_smacv2_scenarios_clip_the_dense_reward_at_zero():
