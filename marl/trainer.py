@@ -1,8 +1,6 @@
 """The multi-agent training run: multi-agent vector envs, a marl/ algorithm and its runner on core's loop."""
 from __future__ import annotations
 
-from typing import Any
-
 import torch
 
 from core.builtin_callbacks import EpisodeRecorder
@@ -41,7 +39,7 @@ class MarlTrainer(Trainer):
         assert self.eval_env is not None, "evaluation before _build"
         return evaluate(self.agent, self.eval_env, self.train_cfg.eval_episodes, seed=seed)
 
-    def _recorder(self) -> EpisodeRecorder[Any]:
+    def _recorder(self) -> EpisodeRecorder[VecEnv]:
         return MarlSide()
 
 
