@@ -48,8 +48,9 @@ class Policy(Protocol):
         ...
 
 
-class Learner(Policy, Protocol):
-    """A policy that trains: its config, device, checkpointable state."""
+class Agent(Policy, Protocol):
+    """The agent: a policy that trains (its config, device, checkpointable state). Every learner is one: those
+    trained from rollouts (marl.onpolicy.ActorCriticAgent) and those trained from whole episodes (EpisodeAgent)."""
 
     cfg: Any
     device: torch.device
@@ -57,6 +58,9 @@ class Learner(Policy, Protocol):
     def state_dict(self) -> dict[str, Any]: ...
 
     def load_state_dict(self, state: dict[str, Any]) -> None: ...
+
+
+Learner = Agent  # the name before issue 42; kept for user code that imports it (README, "Where new things go")
 
 
 def zero_hidden(spec: EnvSpec, n_envs: int, size: int, device: torch.device) -> dict[str, Hidden]:

@@ -18,10 +18,10 @@ from core.buffers import RolloutBuffer, compute_gae
 from core.episode_stats import OnStep
 from core.run_state import RunState
 from envs.vec_env import VecEnv, VecStep
-from marl.agent import Learner
+from marl.agent import Agent
 
 
-class ActorCriticAgent(Learner, Protocol):
+class ActorCriticAgent(Agent, Protocol):
     """What OnPolicyRunner needs beyond acting: values of given inputs (bootstrapping truncated episodes) and the
     update on a rollout (MAPPO, IPPO)."""
 

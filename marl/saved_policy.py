@@ -12,7 +12,7 @@ from core.evaluation.saved_run import SavedRun
 from envs.recording import recording_vec_env
 from envs.registry import check_env_options, make_vec
 from envs.vec_env import VecEnv
-from marl.agent import Learner
+from marl.agent import Agent
 from marl.algos import get_algo
 from marl.evaluation import evaluate
 
@@ -42,12 +42,12 @@ class MarlSide:
             return f"the state shape is {spec.state_shape}, not {ref.state_shape}"
         return None
 
-    def make_agent(self, saved: SavedRun, env: VecEnv, device: torch.device, seed: int) -> Learner:
+    def make_agent(self, saved: SavedRun, env: VecEnv, device: torch.device, seed: int) -> Agent:
         entry = get_algo(saved.algo)
-        agent: Learner = entry.agent_class(env.spec, saved.algo_config(entry.config_class), device,
+        agent: Agent = entry.agent_class(env.spec, saved.algo_config(entry.config_class), device,
                                            run=saved.run_state(seed))
         saved.restore(agent)
         return agent
 
-    def evaluate(self, agent: Learner, env: VecEnv, n_episodes: int, seed: int, deterministic: bool) -> Evaluation:
+    def evaluate(self, agent: Agent, env: VecEnv, n_episodes: int, seed: int, deterministic: bool) -> Evaluation:
         return evaluate(agent, env, n_episodes, seed=seed, deterministic=deterministic)

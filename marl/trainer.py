@@ -10,7 +10,7 @@ from core.trainer import Runner, Trainer
 from envs.registry import check_env_options, make_vec
 from envs.spec import EnvSpec
 from envs.vec_env import VecEnv
-from marl.agent import Learner
+from marl.agent import Agent
 from marl.algos import AlgoEntry, get_algo
 from marl.evaluation import evaluate
 from marl.saved_policy import MarlSide
@@ -19,7 +19,7 @@ from marl.saved_policy import MarlSide
 class MarlTrainer(Trainer):
     """Trains `--algo` on a registered multi-agent env; see core.trainer.Trainer for the loop."""
 
-    agent: Learner
+    agent: Agent
     eval_env: VecEnv | None
 
     def _build(self, device: torch.device) -> None:
