@@ -1,4 +1,4 @@
-"""The documentation site's generated pages: the config reference covers every key of every config class."""
+"""The documentation site's generated pages: the config reference covers every key, the benchmark pages every report."""
 from __future__ import annotations
 
 import dataclasses
@@ -56,3 +56,14 @@ def test_config_markers_expand_and_unknown_ones_fail():
         assert "NoSuchConfig" in str(err)
     else:
         raise AssertionError("an unknown config marker must fail the build")
+
+
+def test_benchmark_index_links_every_committed_report():
+    reports = hook("benchmark_reports")
+    found = reports.reports()
+    assert found and all((r / "summary.md").exists() for r in found)
+    index = reports.index()
+    for report in found:
+        assert f"(reports/{report.name}.md)" in index
+    tasks, algos = reports.tasks_and_algos((reports.RESULTS / "smac_3m_retaliation" / "summary.md").read_text())
+    assert tasks == ["smac_3m"] and sorted(algos) == ["coma", "ippo", "iql", "mappo", "qmix", "vdn"]
