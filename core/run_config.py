@@ -39,26 +39,26 @@ DEVICE_PATTERN = r"cpu|cuda(:\d+)?|mps"
 class TrainConfig:
     """Settings of a training run (budgets in env steps: one step of one env)."""
 
-    steps: PositiveInt = 200_000
+    steps: PositiveInt = 200_000  # env steps to train (rounded up to whole iterations)
     # env steps over which schedules annealed over the run (algo.lr_anneal, algo.entropy_final, ppo's anneal)
     # move; unset: the budget the run started with, kept when a resume changes --steps
     schedule_steps: PositiveInt | None = None
-    n_envs: Annotated[int, Bounds(ge=1, le=MAX_ENVS)] = 8
-    vec: Literal["sync", "subproc"] = "sync"
-    seed: Annotated[int, Bounds(ge=0, lt=2**32)] = 0
-    device: str = "cpu"
-    torch_threads: Annotated[int, Bounds(ge=1, le=1024)] = 1
+    n_envs: Annotated[int, Bounds(ge=1, le=MAX_ENVS)] = 8  # env copies stepped together
+    vec: Literal["sync", "subproc"] = "sync"  # envs in this process, or one worker process each
+    seed: Annotated[int, Bounds(ge=0, lt=2**32)] = 0  # every random stream of the run derives from it
+    device: str = "cpu"  # cpu, cuda, cuda:N or mps
+    torch_threads: Annotated[int, Bounds(ge=1, le=1024)] = 1  # torch and BLAS threads (the cores the run keeps busy)
     matmul_precision: Literal["ieee", "bf16", "tf32"] = "ieee"  # float32 CPU matmuls: see core.precision
     eval_interval: NonNegativeInt = 25_000  # 0: evaluate only at the end
-    eval_episodes: PositiveInt = 32
-    eval_envs: Annotated[int, Bounds(ge=1, le=MAX_ENVS)] = 8
+    eval_episodes: PositiveInt = 32  # greedy episodes per evaluation
+    eval_envs: Annotated[int, Bounds(ge=1, le=MAX_ENVS)] = 8  # env copies the evaluation plays at once
     checkpoint_interval: NonNegativeInt = 100_000  # env steps between periodic checkpoints (0: only at the end)
     keep_checkpoints: NonNegativeInt = 3  # periodic checkpoints kept (the newest, the best evaluation's); 0: all
     video_interval: NonNegativeInt = 0  # env steps between recorded greedy episodes (GIF + TensorBoard); 0: none
     worker_timeout_s: PositiveFloat = 60.0  # an env worker that does not answer this long stops the run
-    target_return: float | None = None
-    target_win_rate: Probability | None = None
-    progress: bool = True
+    target_return: float | None = None  # stop at the first evaluation whose mean return reaches it
+    target_win_rate: Probability | None = None  # stop at the first evaluation whose win rate reaches it
+    progress: bool = True  # tqdm progress bar (--no-progress: false)
 
     def __post_init__(self) -> None:
         if self.vec == "subproc" and self.n_envs > MAX_WORKERS:
