@@ -2,12 +2,18 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from core.cli import build_parser, run_main, train_from_args
 from core.errors import UserError
 from core.user_code import import_user_module
 from single_agent.algos import ALGOS, get_algo
 from single_agent.trainer import SingleAgentTrainer
+from single_agent.vec_env import TransitionVecEnv
+
+if TYPE_CHECKING:
+    from core.evaluation.play import Side
+    from core.tuning.cli import Algorithm
 
 ENV_HELP = ("env: a gymnasium id (CartPole-v1, Pendulum-v1, ...), or module:EnvId to import a module that "
             "registers it first. --vec subproc is gymnasium's async vector env.\n")
@@ -44,3 +50,19 @@ def _lookup(algo: str) -> tuple[type, dict]:
 
 def main(argv: list[str] | None = None) -> int:
     return run_main(run, argv)
+
+
+def evaluation_side() -> Side[TransitionVecEnv]:
+    """How `scripts/evaluate.py` plays a saved single-agent run (core.experiments.trainers)."""
+    from single_agent.saved_policy import SingleAgentSide
+
+    return SingleAgentSide()
+
+
+def tuning_algorithm(name: str) -> Algorithm:
+    """What `scripts/tune.py` needs to tune `name` (core.experiments.trainers): envs are checked by making one."""
+    from core.tuning.cli import Algorithm
+
+    entry = get_algo(name)
+    return Algorithm(entry.config_class, entry.defaults, lambda env: TransitionVecEnv(env, 1).close(),
+                     "scripts/train_single.py")

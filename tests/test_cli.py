@@ -111,3 +111,26 @@ def test_tensorboard_tags_checkpoints_and_resume(tmp_path):
     resumed_events = EventAccumulator(data["run_dir"])
     resumed_events.Reload()
     assert [e.step for e in resumed_events.Scalars("loss/policy")] == [40 * k for k in range(1, 16)]
+
+
+def test_the_concerto_command_runs_each_program_behind_one_name(tmp_path, capsys):
+    """`concerto COMMAND` is the command line of each script: its help lists them, an unknown one is one line
+    (exit 2), and a run trained with `concerto train` is played again with `concerto evaluate`."""
+    from core.command import COMMANDS
+    from core.command import main as concerto
+
+    assert concerto(["--help"]) == 0
+    listed = capsys.readouterr().out
+    assert all(f"  {name}" in listed for name in COMMANDS)
+    assert concerto(["trian"]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [
+        "error: unknown command 'trian'; commands: train, train-single, evaluate, experiment, report, tune "
+        "(concerto --help)"]
+    assert concerto(["train", "--algo", "qmix", "--env", "smac_3m", "--steps", "64", "--n-envs", "2",
+                     "--no-progress", "--logdir", str(tmp_path), "train.eval_episodes=2", "train.eval_envs=2"]) == 0
+    run = next(tmp_path.glob("smac_3m/qmix/*"))
+    summary = tmp_path / "evaluation.json"
+    assert concerto(["evaluate", str(run), "--episodes", "2", "--summary-json", str(summary)]) == 0
+    assert json.loads(summary.read_text())["episodes"] == 2
+    assert concerto(["tune", "--algo", "nosuch", "--env", "smac_3m", "--steps", "100"]) == 2
+    assert "unknown algorithm 'nosuch'" in capsys.readouterr().err

@@ -15,11 +15,12 @@ from collections.abc import Callable
 from typing import Any
 
 from core.cli import Parser, run_main, writable
-from core.errors import ConcertoError, RunError, UserError, describe_exception
+from core.errors import ConcertoError, RunError, UnknownNameError, UserError, describe_exception
 from core.evaluation.play import EvalRequest, Side, play
 from core.evaluation.recording import INSTALL_HINT, VideoKind, video_kind, write_video
 from core.evaluation.report import report_lines, summarize
 from core.evaluation.saved_run import env_options, load_saved_run
+from core.experiments.trainers import trainer_module
 from core.precision import cpu_threads, training_float_modes
 from core.run_config import DEVICE_PATTERN
 from core.trainer import device
@@ -116,5 +117,16 @@ def _check_ranges(args: argparse.Namespace) -> None:
         raise UserError(f"--device must be cpu, cuda, cuda:N or mps, got {args.device!r}")
 
 
-def main(argv: list[str] | None, side_of: Callable[[str], Side[Any]]) -> int:
+def installed_side(algo: str) -> Side[Any]:
+    """The side of the installed trainer whose registry holds `algo` (core.experiments.trainers)."""
+    try:
+        module = trainer_module(algo)
+    except UnknownNameError as exc:
+        raise UnknownNameError(f"the checkpoint is for algorithm {algo!r}, which this version does not know "
+                               f"({exc})") from None
+    side: Side[Any] = module.evaluation_side()
+    return side
+
+
+def main(argv: list[str] | None = None, side_of: Callable[[str], Side[Any]] = installed_side) -> int:
     return run_main(lambda a: run(a, side_of), argv)

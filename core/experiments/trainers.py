@@ -2,7 +2,9 @@
 
 Each entry names an algorithm registry (a mapping keyed by algorithm name) in a module whose `main(argv) -> int`
 is a training command line built on core.cli (it takes --algo, --env, --seed, --steps, --logdir, --resume,
---summary-json, --no-progress, --device and key=value overrides). Ours, in setup.cfg:
+--summary-json, --no-progress, --device and key=value overrides), and whose `evaluation_side()` (a
+core.evaluation.play.Side) and `tuning_algorithm(name)` (a core.tuning.cli.Algorithm) let `scripts/evaluate.py`
+and `scripts/tune.py` serve its algorithms. Ours, in setup.cfg:
 
     [options.entry_points]
     concerto.trainers =
@@ -14,11 +16,13 @@ The experiment layer finds the trainers here rather than importing marl/ or sing
 """
 from __future__ import annotations
 
+import importlib
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from importlib import metadata
+from types import ModuleType
 
-from core.errors import UserError
+from core.errors import UnknownNameError, UserError
 from core.user_code import user_code
 
 GROUP = "concerto.trainers"
@@ -39,6 +43,27 @@ def training_modules() -> dict[str, str]:
         raise UserError(f"no training entry points are installed (group {GROUP}): run pip install -e . "
                         "in the project's checkout")
     return modules
+
+
+def trainer_main(name: str) -> Callable[[list[str]], int]:
+    """The `main(argv) -> int` of the trainer registered under `name` (ours: marl, single_agent)."""
+    points = {point.name: point for point in metadata.entry_points(group=GROUP)}
+    if name not in points:
+        raise UserError(f"no trainer {name!r} is installed (group {GROUP}): run pip install -e . in the project's "
+                        "checkout")
+    with user_code(f"importing the trainer {name!r} ({points[name].value}) failed"):
+        main: Callable[[list[str]], int] = importlib.import_module(points[name].module).main
+    return main
+
+
+def trainer_module(algo: str) -> ModuleType:
+    """The training module (see above) whose registry holds `algo`; UnknownNameError for an algorithm no installed
+    trainer knows. Its `evaluation_side()` and `tuning_algorithm(algo)` serve evaluate and tune."""
+    modules = training_modules()
+    if algo not in modules:
+        raise UnknownNameError(f"unknown algorithm {algo!r}; valid algorithms: {', '.join(sorted(modules))}")
+    with user_code(f"importing the trainer of {algo!r} ({modules[algo]}) failed"):
+        return importlib.import_module(modules[algo])
 
 
 def launch_command(module: str, args: list[str]) -> list[str]:

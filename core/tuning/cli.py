@@ -19,6 +19,7 @@ from core.config import parse_overrides
 from core.errors import ConfigError, Interrupted, MissingDependencyError, UserError
 from core.experiments.executors import default_workers
 from core.experiments.grid import parse_seeds
+from core.experiments.trainers import trainer_module
 from core.run_config import _route_overrides, env_dir_name, resolve_config
 from core.tuning.objective import Executor, TuneSettings
 from core.tuning.pruning import make_pruner
@@ -187,7 +188,13 @@ def _require_optuna() -> None:
         raise MissingDependencyError(f"tuning needs Optuna ({exc}): {INSTALL}") from None
 
 
-def main(argv: list[str] | None, algorithm_of: Callable[[str], Algorithm]) -> int:
+def installed_algorithm(name: str) -> Algorithm:
+    """What the installed trainer whose registry holds `name` tells tuning (core.experiments.trainers)."""
+    algorithm: Algorithm = trainer_module(name).tuning_algorithm(name)
+    return algorithm
+
+
+def main(argv: list[str] | None = None, algorithm_of: Callable[[str], Algorithm] = installed_algorithm) -> int:
     status = 0
 
     def go(a: list[str] | None) -> None:
