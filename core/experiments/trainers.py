@@ -40,8 +40,8 @@ def training_modules() -> dict[str, str]:
         for algo in registry:
             modules.setdefault(str(algo), point.module)
     if not modules:
-        raise UserError(f"no training entry points are installed (group {GROUP}): run pip install -e . "
-                        "in the project's checkout")
+        raise UserError(f"no training entry points are installed (group {GROUP}): pip install concerto-marl, "
+                        "or pip install -e . in the project's checkout")
     return modules
 
 
