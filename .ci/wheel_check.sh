@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The package a user installs: build the sdist and the wheel with the standard front end, check that the wheel
 # holds every file read at run time (configs/, the SMAC map data), install it into a fresh venv and, from outside
-# the checkout, run one short training through its console script and list the trainers' entry points.
+# the checkout, train and evaluate through the `concerto` command and list the trainers' entry points.
 # Usage: .ci/wheel_check.sh [PYTHON]  (PYTHON has the `build` package: the dev extra's; default .venv/bin/python)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,11 +27,13 @@ echo "the wheel holds all $(echo "$expected" | wc -l) config and map files"
 "$work/venv/bin/pip" install -q "$wheel"
 
 cd "$work"  # outside the checkout: nothing can come from it
-"$work/venv/bin/concerto-train-marl" --algo qmix --env smac_3m --steps 200 --no-progress --logdir "$work/runs"
+"$work/venv/bin/concerto" train --algo qmix --env smac_3m --steps 200 --no-progress --logdir "$work/runs"
 if ! compgen -G "$work/runs/smac_3m/qmix/*/run.json" >/dev/null; then
-  echo "concerto-train-marl exited 0 but wrote no run directory under $work/runs/smac_3m/qmix" >&2
+  echo "concerto train exited 0 but wrote no run directory under $work/runs/smac_3m/qmix" >&2
   exit 1
 fi
+"$work/venv/bin/concerto" evaluate "$(dirname "$(echo "$work"/runs/smac_3m/qmix/*/run.json)")" --episodes 2 >/dev/null
+"$work/venv/bin/concerto-train-marl" --help >/dev/null
 "$work/venv/bin/concerto-train-single" --help >/dev/null
 "$work/venv/bin/python" - <<'PY'
 import sysconfig
