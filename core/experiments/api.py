@@ -93,7 +93,8 @@ def run_experiment(spec: ExperimentSpec, out: PathLike | None = None, *, workers
             return launch_command(modules[cell.algo], [*base, "--resume", str(resume)])
         return launch_command(modules[cell.algo], [
             *base, "--algo", cell.algo, "--env", cell.env, "--seed", str(cell.seed),
-            f"train.torch_threads={threads[cell.algo]}", f"train.experiment={directory.resolve().name}",
+            f"train.torch_threads={threads[cell.algo]}",
+            f"train.experiment={json.dumps(directory.resolve().name)}",  # quoted: a name such as 2024 stays text
             *spec.cell_overrides(cell)])
 
     try:
