@@ -1,5 +1,5 @@
-"""Built-in callbacks: progress bar, TensorBoard/CSV logging, early stop, videos. (The training loop itself
-evaluates and checkpoints every train.eval_interval / train.checkpoint_interval env steps.)"""
+"""Built-in callbacks: progress bar, metrics logging (metrics.csv and train.loggers), early stop, videos. (The
+training loop itself evaluates and checkpoints every train.eval_interval / train.checkpoint_interval env steps.)"""
 from __future__ import annotations
 
 import math
@@ -152,8 +152,9 @@ class EpisodeRecorder(Protocol[EnvT]):
 class VideoRecorder(Callback, Generic[EnvT]):
     """Every `interval` env steps, and once more at the end of a run that finished (not one that failed or was
     stopped by a signal), plays one greedy episode in a separate one-env copy of the env and writes it as
-    videos/step-N.gif in the run directory and as an animated image in TensorBoard (VIDEO_TAG). An env that
-    cannot render is refused at the start of training, not at the first video."""
+    videos/step-N.gif in the run directory and through the run's loggers under VIDEO_TAG (an animated image in
+    TensorBoard, a video in W&B). An env that cannot render is refused at the start of training, not at the
+    first video."""
 
     order = 20
 
@@ -203,7 +204,7 @@ class VideoRecorder(Callback, Generic[EnvT]):
         path.parent.mkdir(exist_ok=True)
         write_video(frames, path, self.log.fps, "gif")
         height, width = frames[0].shape[:2]
-        self.logger.log_animation(VIDEO_TAG, path.read_bytes(), height, width, trainer.env_steps)
+        self.logger.log_animation(VIDEO_TAG, path, height, width, trainer.env_steps)
         self._recorded_at = trainer.env_steps
 
 

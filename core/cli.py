@@ -113,7 +113,7 @@ def train_from_args(args: argparse.Namespace, lookup: AlgoLookup, check_env: Cal
         except OSError as exc:
             raise RunError(f"the run finished but --summary-json {summary_path} could not be written "
                            f"({exc.strerror or exc}); checkpoint: {summary['checkpoint']}") from None
-    print_summary(summary, algo, env, report_wins)
+    print_summary(summary, algo, env, report_wins, tensorboard="tensorboard" in train.loggers)
     if summary["signal"] is not None:
         where = (f"checkpoint: {summary['checkpoint']} (continue with --resume {run_dir})"
                  if summary["checkpoint"] else "nothing was trained, so nothing was saved")
@@ -144,8 +144,9 @@ def writable(path: str, flag: str) -> Path:
     return target
 
 
-def print_summary(summary: dict[str, Any], algo: str, env: str, report_wins: bool = True) -> None:
-    """One line with steps, speed, eval return (and test win rate), then where the TensorBoard logs are."""
+def print_summary(summary: dict[str, Any], algo: str, env: str, report_wins: bool = True,
+                  tensorboard: bool = True) -> None:
+    """One line with steps, speed, eval return (and test win rate), then where the run's (TensorBoard) logs are."""
     win = summary["eval_win_rate"]
     ret = summary["eval_return_mean"]
     parts = [f"{algo} on {env}: {summary['env_steps']:,} env steps in {summary['wall_s']:.1f} s "
@@ -159,6 +160,9 @@ def print_summary(summary: dict[str, Any], algo: str, env: str, report_wins: boo
         parts.append(f"stopped early: {summary['stop_reason']}")
     print("; ".join(parts))
     run_dir = Path(summary["run_dir"])
+    if not tensorboard:
+        print(f"Run directory: {run_dir}")
+        return
     logdir = run_dir.parents[2] if len(run_dir.parents) > 2 else run_dir  # <logdir>/<env>/<algo>/<run>
     print(f"TensorBoard logs: {run_dir}  (view with: tensorboard --logdir {logdir})")
 

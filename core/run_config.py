@@ -33,6 +33,7 @@ SECTIONS = ("train", "algo", "env")
 MAX_ENVS = 1 << 16  # env copies in one vector env
 MAX_WORKERS = 256  # env worker processes (--vec subproc)
 DEVICE_PATTERN = r"cpu|cuda(:\d+)?|mps"
+LoggerName = Literal["tensorboard", "wandb"]  # train.loggers: core.logger's backends
 
 
 @dataclass
@@ -59,6 +60,11 @@ class TrainConfig:
     target_return: float | None = None  # stop at the first evaluation whose mean return reaches it
     target_win_rate: Probability | None = None  # stop at the first evaluation whose win rate reaches it
     progress: bool = True  # tqdm progress bar (--no-progress: false)
+    # where scalars, the config and videos go besides metrics.csv and evaluations.jsonl: tensorboard, wandb
+    # (Weights & Biases, the `wandb` extra; see the guide's runs page)
+    loggers: tuple[LoggerName, ...] = ("tensorboard",)
+    wandb_project: str | None = None  # W&B project; unset: $WANDB_PROJECT, else concerto
+    experiment: str | None = None  # the experiment grid this run is a cell of (set by experiments); W&B's group
 
     def __post_init__(self) -> None:
         if self.vec == "subproc" and self.n_envs > MAX_WORKERS:
@@ -66,6 +72,9 @@ class TrainConfig:
                              f"n_envs={self.n_envs}; use vec=sync")
         if not re.fullmatch(DEVICE_PATTERN, self.device):
             raise ValueError(f"device must be cpu, cuda, cuda:N or mps, got {self.device!r}")
+        repeated = [name for i, name in enumerate(self.loggers) if name in self.loggers[:i]]
+        if repeated:
+            raise ValueError(f"loggers names {repeated[0]} twice")
 
 
 def _layer(path: Path, where: str) -> dict[str, Any]:

@@ -35,7 +35,7 @@ from core.config import save_yaml, to_dict
 from core.episode_stats import EpisodeStats, OnStep
 from core.errors import Interrupted, NonFiniteError, RunError, UserError, describe_exception
 from core.evaluation.episodes import Evaluation
-from core.logger import RunLogger
+from core.logger import RunLogger, open_backends
 from core.precision import cpu_threads, training_float_modes
 from core.run_config import TrainConfig
 from core.run_dir import claim, latest_checkpoint
@@ -117,9 +117,11 @@ class Trainer:
                 try:
                     self.run_id = claim(self.run_dir)
                     remove_stale(self.run_dir)
-                    self.logger = RunLogger(self.run_dir)
-                    save_yaml({"algo_name": algo, "env_name": env, "train": to_dict(train),
-                               "algo": to_dict(algo_cfg), "env": env_kwargs}, self.run_dir / "config.yaml")
+                    config = {"algo_name": algo, "env_name": env, "train": to_dict(train), "algo": to_dict(algo_cfg),
+                              "env": env_kwargs}
+                    save_yaml(config, self.run_dir / "config.yaml")
+                    self.logger = RunLogger(self.run_dir, open_backends(train.loggers, self.run_dir, self.run_id,
+                                                                        train.wandb_project, train.experiment))
                 except OSError as exc:
                     where = f" ({exc.filename})" if exc.filename else ""
                     raise UserError(f"cannot write the run directory {self.run_dir}: {exc.strerror or exc}{where}") \
@@ -127,9 +129,7 @@ class Trainer:
             except BaseException:
                 self.close()
                 raise
-        self.logger.log_hparams({"algo": algo, "env": env, **{f"algo.{k}": v for k, v in to_dict(algo_cfg).items()},
-                                 "train.n_envs": train.n_envs, "train.seed": train.seed},
-                                {"eval/return_mean": 0.0})
+        self.logger.log_config(config)
         builtins: list[Callback] = [MetricsLogger(self.logger), StopOnTarget(train.target_return,
                                                                              train.target_win_rate)]
         if train.progress:
@@ -368,7 +368,7 @@ class Trainer:
                 with contextlib.suppress(Exception):  # closing after a failure must not hide it
                     env.close()
         if self.logger is not None:
-            self.logger.close()
+            self.logger.close(failed=self.stop_reason == "failed")
 
 
 def _crossed(env_steps: int, step: int, interval: int) -> bool:

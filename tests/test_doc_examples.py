@@ -65,7 +65,9 @@ def commands(code: str) -> list[list[str]]:
 
 
 def env() -> dict[str, str]:
-    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    """This checkout on the path; W&B offline (runs with train.loggers=[...,wandb] stay on disk)."""
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+            "WANDB_MODE": "offline"}
 
 
 @pytest.mark.slow

@@ -324,6 +324,11 @@ CASES = [
     (M, [*SPREAD, "train.worker_timeout_s=0"], "train.worker_timeout_s must be > 0"),
     (M, [*SPREAD, "train.progress=maybe"], "train.progress must be true or false"),
     (M, [*SPREAD, "train.steps=1:30"], "train.steps must be an integer, got '1:30'"),
+    (M, [*SPREAD, "train.loggers=[tensorboard, mlflow]"], "train.loggers[1] must be one of tensorboard, wandb, "
+                                                           "got 'mlflow'"),
+    (M, [*SPREAD, "train.loggers=[wandb, tensorboard, wandb]"], "train: loggers names wandb twice"),
+    (M, [*SPREAD, "train.loggers=wandb"], "train.loggers must be a list, got 'wandb'"),
+    (M, [*SPREAD, "train.experiment=[a]"], "train.experiment must be a string"),
     (M, [*SPREAD, "train.steps=1e300"], "train.steps must be a 64-bit integer"),
     # variants are fixed by --algo
     (M, [*QMIX, "--algo", "vdn", "algo.mixer=qmix"], "--algo vdn fixes algo.mixer to 'vdn', got 'qmix'"),

@@ -58,7 +58,8 @@ def run_experiment(spec: ExperimentSpec, out: PathLike | None = None, *, workers
     interrupted ones; `out` holding another spec is refused. Cells run as processes on this machine (`workers` at
     a time, default one per core over train.torch_threads), or as tasks on a local Ray (`ray`) or the cluster at
     `ray_address`, or one after another in this process (`in_process`: core.experiments.executors.InProcessExecutor).
-    `callbacks` are callback plugins (--callback specs) every cell trains with."""
+    `callbacks` are callback plugins (--callback specs) every cell trains with. Each cell's train.experiment is
+    the name of `out` (W&B groups the cells' runs by it)."""
     modules = training_modules()
     unknown = [a for a in spec.algos if a not in modules]
     if unknown:
@@ -93,6 +94,7 @@ def run_experiment(spec: ExperimentSpec, out: PathLike | None = None, *, workers
         return launch_command(modules[cell.algo], [
             *base, "--algo", cell.algo, "--env", cell.env, "--seed", str(cell.seed),
             f"train.torch_threads={threads[cell.algo]}",
+            f"train.experiment={json.dumps(directory.resolve().name)}",  # quoted: a name such as 2024 stays text
             *spec.cell_overrides(cell)])
 
     try:
