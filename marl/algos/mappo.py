@@ -60,6 +60,7 @@ class MAPPOConfig:
     chunk_len: PositiveInt = 10
     activation: Activation = "relu"
     input_norm: bool = True
+    layer_norm: bool = False  # LayerNorm after each hidden layer's activation and on the GRU's output (MAPPO code's)
     critic_input: Literal["state", "obs"] = "state"  # global state (MAPPO) or the agent's own observation (IPPO)
     agent_specific_state: bool = True  # state critic: the agent's own observation beside the state (Yu et al. 2022)
     log_std_init: float = -0.5
@@ -89,7 +90,8 @@ class GroupActorCritic(nn.Module):
         critic_dim = (int(np.prod(state_shape)) if self.critic_on_state else 0) + \
             (self.inputs.obs_dim if self.critic_on_obs else 0)
         net = partial(AgentNet, heads, hidden_sizes=cfg.hidden_sizes, activation=cfg.activation,
-                      recurrent=cfg.policy == "gru", rnn_hidden=cfg.rnn_hidden, input_norm=cfg.input_norm)
+                      recurrent=cfg.policy == "gru", rnn_hidden=cfg.rnn_hidden, input_norm=cfg.input_norm,
+                      layer_norm=cfg.layer_norm)
         self.actor = net(self.inputs.obs_dim + id_dim, group.n_actions, out_gain=0.01)
         self.critic = net(critic_dim + id_dim, 1, out_gain=1.0)
         self.log_std = None if group.discrete else nn.Parameter(torch.full((heads, group.n_actions), cfg.log_std_init))
