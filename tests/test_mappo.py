@@ -6,6 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import envs
+from core.normalizers import EMANormalizer, RunningNormalizer
 from core.run_state import RunState
 from marl.algos.mappo import MAPPO, MAPPOConfig
 from marl.distributions import MaskedCategorical
@@ -101,6 +102,31 @@ def test_dead_agents_are_out_of_the_policy_loss_but_their_values_are_learnt():
     assert losses()[2] > 1e3 * value
     gb.advantages[~dead] += 1.0  # a change to a live agent's data does move the policy loss
     assert losses()[0] != pytest.approx(policy, rel=1e-6)
+
+
+@pytest.mark.parametrize("minibatches", [1, 2])
+def test_the_ema_value_normalizer_moves_on_every_minibatch_of_every_epoch(minibatches):
+    """value_normalizer ema (the MAPPO code's ValueNorm) takes one step per minibatch per epoch on that minibatch's
+    returns; with one minibatch every step sees the whole batch, so the debiased mean is the returns' mean."""
+    venv = envs.make_vec("tests.toy_envs:make_death_env", n_envs=2, seed=0, lifetimes=(1, 6), max_steps=6)
+    beta, epochs = 0.99999, 3
+    cfg = MAPPOConfig(rollout_steps=6, ppo_epochs=epochs, num_minibatches=minibatches, value_normalizer="ema")
+    agent = MAPPO(venv.spec, cfg)
+    batch = OnPolicyCollector(agent, venv, 6, 0.99, 0.95, RunState()).collect(lambda n, finished: None)
+    returns = batch.groups["unit"].returns.double()
+    agent.update(batch)
+    norm = agent.value_norm["unit"]
+    assert isinstance(norm, EMANormalizer)
+    assert float(norm.debias) == pytest.approx(1 - beta ** (epochs * minibatches), rel=1e-9)
+    if minibatches == 1:
+        mean, var = norm.mean_var()
+        assert float(mean) == pytest.approx(float(returns.mean()), rel=1e-6)
+        assert float(var) == pytest.approx(max(float(returns.var(unbiased=False)), 0.01), rel=1e-5)
+    running = MAPPO(venv.spec, MAPPOConfig(rollout_steps=6, ppo_epochs=epochs, num_minibatches=minibatches))
+    running.update(batch)
+    running_norm = running.value_norm["unit"]
+    assert isinstance(running_norm, RunningNormalizer)
+    assert float(running_norm.count) == pytest.approx(returns.numel())  # today's: once per rollout
 
 
 def _returns(monkeypatch, lifetimes: tuple[int, ...], max_steps: int, steps: int, lam: float = 1.0,

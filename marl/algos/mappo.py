@@ -21,7 +21,7 @@ from torch import nn
 
 from core.config import NonNegativeFloat, PositiveFloat, PositiveInt, Probability, Width, Widths
 from core.nn import Activation, set_lr
-from core.normalizers import RunningNormalizer
+from core.normalizers import EMANormalizer, RunningNormalizer
 from core.run_state import RunState
 from envs.spec import AgentGroup, EnvSpec
 from marl.agent import GroupAction, Hidden, zero_hidden
@@ -51,6 +51,9 @@ class MAPPOConfig:
     max_grad_norm: PositiveFloat = 10.0
     huber_delta: NonNegativeFloat = 10.0  # 0: squared error
     value_norm: bool = True
+    # running: mean/variance of every return so far, updated once per rollout; ema: the MAPPO code's ValueNorm,
+    # debiased moving averages (beta 0.99999) updated on each minibatch of each epoch before its value loss
+    value_normalizer: Literal["running", "ema"] = "running"  # value_norm's statistics: running or ema (see above)
     advantage_norm: bool = True
     share_params: bool = True
     agent_id: bool = True
@@ -128,7 +131,9 @@ class MAPPO:
         self.device = torch.device(device)
         nets = {g.name: GroupActorCritic(g, spec.state_shape, cfg) for g in spec.groups}
         self.nets = ModuleMap(nets).to(self.device)
-        self.value_norm = ModuleMap({g.name: RunningNormalizer() for g in spec.groups}).to(self.device)
+        normalizer = EMANormalizer if cfg.value_normalizer == "ema" else RunningNormalizer
+        self.value_norm = ModuleMap({g.name: normalizer() for g in spec.groups}).to(self.device)
+        self.norm_per_minibatch = cfg.value_norm and cfg.value_normalizer == "ema"  # else once per rollout
         actor_params = [p for net in self.nets.values() for p in net.actor.parameters()]
         actor_params += [net.log_std for net in self.nets.values() if net.log_std is not None]
         critic_params = [p for net in self.nets.values() for p in net.critic.parameters()]
@@ -200,6 +205,9 @@ class MAPPO:
         for _ in range(cfg.ppo_epochs):
             for idx in torch.randperm(starts.shape[1], device=self.device).chunk(cfg.num_minibatches):
                 minibatch = {g: _select_sequences(d, idx) for g, d in data.items()}
+                if self.norm_per_minibatch:
+                    for g, d in minibatch.items():
+                        d["returns"] = self._normalized_returns(g, d["returns"])
                 losses = self._minibatch_loss(minibatch, state[:, idx], starts[:, idx])
                 self.optimizer.zero_grad(set_to_none=True)
                 losses["total"].backward()
@@ -214,7 +222,7 @@ class MAPPO:
         return {**{k: float(np.mean(v)) for k, v in stats.items()}, "schedule/entropy_coef": self.entropy_coef}
 
     def _prepare(self, batch: RolloutBatch) -> tuple[dict[str, dict], torch.Tensor, torch.Tensor]:
-        """Normalise targets and advantages (updating the value normaliser), then cut the rollout into
+        """Normalise targets (unless the normaliser moves per minibatch) and advantages, then cut the rollout into
         training sequences: per group a dict of step tensors [L, N, ...] and initial hidden states [N, ...],
         plus state [L, N, ...] and starts [L, N]. L = chunk_len for GRUs, 1 for MLPs."""
         cfg = self.cfg
@@ -223,9 +231,8 @@ class MAPPO:
         for g in self.spec.groups:
             gb = batch.groups[g.name]
             returns, adv, mask = gb.returns, gb.advantages, gb.alive
-            if cfg.value_norm:
-                self.value_norm[g.name].update(returns)  # every slot: dead agents' values are learnt too
-                returns = self.value_norm[g.name].normalize(returns)
+            if cfg.value_norm and not self.norm_per_minibatch:
+                returns = self._normalized_returns(g.name, returns)
             if cfg.advantage_norm:
                 valid = adv[mask]
                 if valid.numel() > 1:
@@ -236,6 +243,11 @@ class MAPPO:
             data[g.name]["h_actor"] = _chunk_starts(gb.h_actor, length)
             data[g.name]["h_critic"] = _chunk_starts(gb.h_critic, length)
         return data, _chunks(batch.state, length), _chunks(batch.starts, length)
+
+    def _normalized_returns(self, group: str, returns: torch.Tensor) -> torch.Tensor:
+        """Update the group's value normaliser with `returns`, then normalise them."""
+        self.value_norm[group].update(returns)  # every slot: dead agents' values are learnt too
+        return self.value_norm[group].normalize(returns)
 
     def _minibatch_loss(self, data: dict, state: torch.Tensor, starts: torch.Tensor) -> dict[str, torch.Tensor]:
         cfg = self.cfg
