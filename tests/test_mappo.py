@@ -159,6 +159,34 @@ def test_with_lambda_1_after_death_no_dead_slots_value_is_a_target(monkeypatch):
     assert one_step[1, 0].item() != pytest.approx(4.0) and one_step[2, 0].item() == pytest.approx(4.0)
 
 
+def test_a_truncation_without_bootstrap_is_a_termination(monkeypatch):
+    """bootstrap_truncated False (the MAPPO code's use_proper_time_limits False): an episode cut by the time limit
+    after step 3 gets the advantages and returns of the same episode terminated there; with the bootstrap its last
+    step adds gamma x the final state's value (8)."""
+
+    def rollout(lifetimes: tuple[int, ...], max_steps: int, bootstrap_truncated: bool) -> tuple[torch.Tensor, ...]:
+        venv = envs.make_vec("tests.toy_envs:make_death_env", n_envs=1, seed=0, lifetimes=lifetimes,
+                             max_steps=max_steps)
+        torch.manual_seed(0)  # the same critic, so the same values along both episodes
+        agent = MAPPO(venv.spec, MAPPOConfig(rollout_steps=3, value_norm=False))
+        collector = OnPolicyCollector(agent, venv, 3, 0.5, 0.9, RunState(), bootstrap_truncated=bootstrap_truncated)
+        monkeypatch.setattr(agent, "value", lambda group, obs, state, h, starts: torch.full((obs.shape[0], 2), 8.0))
+        gb = collector.collect(lambda n, finished: None).groups["unit"]
+        return gb.advantages, gb.returns, gb.values
+
+    terminated = rollout((3, 3), 100, bootstrap_truncated=True)  # both units die at step 3: terminated
+    cut = rollout((100, 100), 3, bootstrap_truncated=False)  # the time limit at step 3: truncated
+    for a, b in zip(terminated, cut, strict=True):
+        torch.testing.assert_close(a, b)
+    advantages, returns, values = rollout((100, 100), 3, bootstrap_truncated=True)
+    torch.testing.assert_close(values, terminated[2])
+    torch.testing.assert_close(returns[2] - terminated[1][2], torch.full((1, 2), 0.5 * 8.0))
+    assert (advantages != terminated[0]).all()  # the bootstrap reaches every step through GAE
+    venv = envs.make_vec("tests.toy_envs:make_death_env", n_envs=1, seed=0)
+    runner = OnPolicyRunner(MAPPO(venv.spec, MAPPOConfig(bootstrap_truncated=False)), venv, RunState())
+    assert runner.collector.bootstrap_truncated is False  # the config reaches the collector
+
+
 def test_the_agent_specific_critic_sees_the_state_then_its_own_obs_then_its_id():
     venv = envs.make_vec("smac_3m", n_envs=1, seed=0)
     group = venv.spec.groups[0]

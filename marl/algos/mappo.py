@@ -43,6 +43,7 @@ class MAPPOConfig:
     lr_anneal: bool = False  # both learning rates decay linearly to 0 over the run (train.steps)
     gamma: Probability = 0.99
     gae_lambda: Probability = 0.95
+    bootstrap_truncated: bool = True  # false: an episode cut by the time limit ends as a terminated one (no bootstrap)
     clip: PositiveFloat = 0.2
     value_clip: NonNegativeFloat = 0.2  # 0: no value clipping
     entropy_coef: NonNegativeFloat = 0.01
