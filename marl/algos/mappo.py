@@ -52,9 +52,9 @@ class MAPPOConfig:
     max_grad_norm: PositiveFloat = 10.0
     huber_delta: NonNegativeFloat = 10.0  # 0: squared error
     value_norm: bool = True
-    # running: mean/variance of every return so far, updated once per rollout; ema: the MAPPO code's ValueNorm,
-    # debiased moving averages (beta 0.99999) updated on each minibatch of each epoch before its value loss
-    value_normalizer: Literal["running", "ema"] = "running"  # value_norm's statistics: running or ema (see above)
+    # value_norm's statistics. running: mean and variance of every return so far, updated once per rollout;
+    # ema: the MAPPO code's ValueNorm, debiased moving averages (beta 0.99999) of the returns' mean and mean
+    value_normalizer: Literal["running", "ema"] = "running"  # square, updated on each minibatch of each epoch
     advantage_norm: bool = True
     share_params: bool = True
     agent_id: bool = True
