@@ -36,6 +36,22 @@ class MultiLinear(nn.Module):
         return out.transpose(0, 1).reshape(*lead, self.n_heads, -1)
 
 
+class MultiLayerNorm(nn.Module):
+    """LayerNorm over the feature axis of x [..., H, features] with one affine pair per head, or one shared pair
+    when n_heads == 1 (as MultiLinear): per-agent networks keep per-agent normalisers."""
+
+    def __init__(self, n_heads: int, features: int, eps: float = 1e-5) -> None:
+        super().__init__()
+        self.features, self.eps = (features,), eps
+        self.weight = nn.Parameter(torch.ones(n_heads, features))
+        self.bias = nn.Parameter(torch.zeros(n_heads, features))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.weight.shape[0] == 1:  # shared: torch's fused affine LayerNorm
+            return nn.functional.layer_norm(x, self.features, self.weight[0], self.bias[0], self.eps)
+        return nn.functional.layer_norm(x, self.features, eps=self.eps) * self.weight + self.bias
+
+
 def set_lr(optimizer: torch.optim.Optimizer, *lrs: float) -> None:
     """Set the learning rate of each parameter group (one value for all, or one per group): after loading an
     optimizer's state, the run's config, not the checkpoint, decides the learning rate."""

@@ -13,7 +13,7 @@ from typing import Generic, Literal, Protocol, TypeVar, cast
 import torch
 from torch import nn
 
-from core.nn import ACTIVATIONS, Activation, MultiLinear
+from core.nn import ACTIVATIONS, Activation, MultiLayerNorm, MultiLinear
 from envs.spec import AgentGroup
 
 M = TypeVar("M", bound=nn.Module)
@@ -61,6 +61,11 @@ class MultiGRUCell(nn.Module):
 class AgentNet(nn.Module):
     """Input LayerNorm -> MLP -> optional GRU -> linear head, for a group of agents.
 
+    `layer_norm` adds the MAPPO code's LayerNorms (marlbenchmark/on-policy, onpolicy/algorithms/utils/mlp.py and
+    rnn.py): after each hidden layer's activation (Linear -> activation -> LayerNorm) and on the GRU's output
+    before the head (the recurrent state carried on stays unnormalised). Their affine pairs are per head, so
+    per-agent weights get per-agent normalisers and shared weights a shared one.
+
     `forward(x [L, B, H, in], h0 [B, H, hidden] | None, starts [L, B] | None)` runs a sequence of L steps;
     `starts[t]` marks episode starts, where the recurrent state is reset to zero before step t.
     Returns (out [L, B, H, out_dim], h_L).
@@ -68,7 +73,7 @@ class AgentNet(nn.Module):
 
     def __init__(self, n_heads: int, in_dim: int, out_dim: int, hidden_sizes: tuple[int, ...],
                  activation: Activation = "relu", recurrent: bool = False, rnn_hidden: int = 64,
-                 input_norm: bool = True, out_gain: float = 0.01) -> None:
+                 input_norm: bool = True, out_gain: float = 0.01, layer_norm: bool = False) -> None:
         super().__init__()
         act = ACTIVATIONS[activation]
         self.norm = nn.LayerNorm(in_dim) if input_norm else nn.Identity()
@@ -76,9 +81,12 @@ class AgentNet(nn.Module):
         size = in_dim
         for width in hidden_sizes:
             layers += [MultiLinear(n_heads, size, width), act()]
+            if layer_norm:
+                layers.append(MultiLayerNorm(n_heads, width))
             size = width
         self.mlp = nn.Sequential(*layers)
         self.rnn = MultiGRUCell(n_heads, size, rnn_hidden) if recurrent else None
+        self.rnn_norm = MultiLayerNorm(n_heads, rnn_hidden) if recurrent and layer_norm else nn.Identity()
         if recurrent:
             size = rnn_hidden
         self.rnn_hidden = rnn_hidden if recurrent else 0
@@ -102,7 +110,7 @@ class AgentNet(nn.Module):
                 h = h * (~starts[t]).to(h.dtype)[:, None, None]
             h = self.rnn.step(gi, h)
             outs.append(h)
-        return self.head(torch.stack(outs)), h
+        return self.head(self.rnn_norm(torch.stack(outs))), h
 
     def forward_episodes(self, x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
         """Whole episodes from a zero recurrent state, computing only their steps: x [L, B, H, in], `lengths`
@@ -119,7 +127,7 @@ class AgentNet(nn.Module):
             for gi in self.rnn.input_map(z).split(active):  # split: one backward op for all steps
                 h = self.rnn.step(gi, h[:gi.shape[0]])
                 outs.append(h)
-            z = torch.cat(outs)
+            z = self.rnn_norm(torch.cat(outs))
         packed = self.head(z)
         out = packed.new_zeros(steps, batch, *packed.shape[1:])
         out[valid] = packed

@@ -1,10 +1,11 @@
 """On-policy rollout collection for actor-critic agents (MAPPO, IPPO): step-based rollouts with GAE.
 
 Bootstrapping follows the env contract: an episode that terminated contributes no value after its last
-step; one that was truncated bootstraps from the value of its true final observation/state. An agent's death
-does not end its return: the rewards its slot still receives (the team reward, on SMAC) and the critic's
-value of its slot keep counting, so the objective is the team's return, not the part an agent lives to see.
-Recurrent states are reset at episode starts.
+step; one that was truncated bootstraps from the value of its true final observation/state, unless
+`bootstrap_truncated` is False, which treats a truncation as a termination (as the MAPPO code does with
+`use_proper_time_limits` False). An agent's death does not end its return: the rewards its slot still
+receives (the team reward, on SMAC) and the critic's value of its slot keep counting, so the objective is the
+team's return, not the part an agent lives to see. Recurrent states are reset at episode starts.
 """
 from __future__ import annotations
 
@@ -65,10 +66,12 @@ class OnPolicyCollector:
     """Runs an agent in a vector env for `n_steps` vector steps at a time and computes GAE."""
 
     def __init__(self, agent: ActorCriticAgent, env: VecEnv, n_steps: int, gamma: float, gae_lambda: float,
-                 run: RunState, lambda_after_death: float | None = None) -> None:
+                 run: RunState, lambda_after_death: float | None = None, bootstrap_truncated: bool = True) -> None:
         """`lambda_after_death` (default: gae_lambda) is lambda from an agent's last step alive on: 1 makes a dead
-        agent's return run on through the rewards its slot still gets, with no dead slot's value as a target."""
+        agent's return run on through the rewards its slot still gets, with no dead slot's value as a target.
+        `bootstrap_truncated` False ends a truncated episode's return at its last reward, as a terminated one's."""
         self.agent, self.env = agent, env
+        self.bootstrap_truncated = bootstrap_truncated
         self.n_steps, self.gamma, self.gae_lambda = n_steps, gamma, gae_lambda
         self.lambda_after_death = gae_lambda if lambda_after_death is None else lambda_after_death
         spec, n = env.spec, env.n_envs
@@ -134,7 +137,7 @@ class OnPolicyCollector:
             t = self.common.t - 1
             self.common["terminated"][t] = step.terminated
             self.common["truncated"][t] = step.truncated
-            truncated = np.flatnonzero(step.truncated)
+            truncated = np.flatnonzero(step.truncated & self.bootstrap_truncated)  # those that bootstrap
             for name in names:
                 buf = self.buffers[name]
                 buf["rewards"][t] = step.group_rewards[name]
@@ -152,7 +155,7 @@ class OnPolicyCollector:
     def _finish(self) -> RolloutBatch:
         agent, step = self.agent, self.step
         done = self.common["terminated"] | self.common["truncated"]
-        truncated = self.common["truncated"]
+        bootstrapped = self.common["truncated"] & self.bootstrap_truncated  # else a truncation is a termination
         continues = (~done[..., None]).astype(np.float32)  # the same for every agent: deaths do not cut returns
         groups = {}
         for name, buf in self.buffers.items():
@@ -161,7 +164,7 @@ class OnPolicyCollector:
             final_values = _np(agent.denormalize(name, torch.as_tensor(buf["final_values"], device=agent.device)))
             last_values = _np(agent.denormalize(name, last))
             next_values = np.concatenate([values[1:], last_values[None]])
-            next_values = np.where(done[..., None], np.where(truncated[..., None], final_values, 0.0), next_values)
+            next_values = np.where(done[..., None], np.where(bootstrapped[..., None], final_values, 0.0), next_values)
             alive_next = np.concatenate([buf["alive"][1:], step.group_alive[name][None]])
             lam = np.where(alive_next, self.gae_lambda, self.lambda_after_death)
             adv, returns = compute_gae(buf["rewards"], values, next_values, continues, self.gamma, lam)
@@ -193,7 +196,8 @@ class OnPolicyRunner:
         # a critic on each agent's own observation cannot value a dead agent's slot (its observation is all zeros):
         # its returns run on past deaths with lambda 1 instead (BENCHMARKS.md, IPPO)
         self.collector = OnPolicyCollector(agent, env, cfg.rollout_steps, cfg.gamma, cfg.gae_lambda, run,
-                                           lambda_after_death=None if agent.critic_on_state else 1.0)
+                                           lambda_after_death=None if agent.critic_on_state else 1.0,
+                                           bootstrap_truncated=cfg.bootstrap_truncated)
 
     @property
     def exact_resume(self) -> bool:

@@ -14,7 +14,7 @@ from core.buffers import RolloutBuffer, compute_gae
 from core.checkpoint import FORMAT, load_checkpoint, save_checkpoint
 from core.config import from_dict, load_yaml, parse_overrides
 from core.errors import ConfigError
-from core.normalizers import RunningNormalizer
+from core.normalizers import EMANormalizer, RunningNormalizer
 from core.run_config import TrainConfig, resolve_config
 from marl.algos.coma import COMAConfig
 from marl.algos.mappo import MAPPOConfig
@@ -172,6 +172,31 @@ def test_normalizer_mask_and_roundtrip():
     assert abs(float(norm.mean) - 2.0) < 1e-4
     y = torch.tensor([5.0])
     torch.testing.assert_close(norm.denormalize(norm.normalize(y)), y)
+
+
+def test_ema_normalizer_is_the_debiased_moving_average_by_hand():
+    """The MAPPO code's ValueNorm: one beta-weighted step per batch, whatever its size, divided by the same average
+    of ones; the variance floored at 0.01 (so 0.1 is the scale before any batch)."""
+    assert EMANormalizer().beta == 0.99999
+    norm = EMANormalizer(beta=0.9)
+    torch.testing.assert_close(norm.normalize(torch.tensor([1.0])), torch.tensor([10.0]))  # mean 0, var 0.01
+    norm.update(torch.tensor([1.0, 3.0]))  # mean 2, mean square 5
+    mean, var = norm.mean_var()
+    assert (float(mean), float(var)) == pytest.approx((2.0, 1.0))  # the first batch's own moments, debiased
+    norm.update(torch.tensor([[10.0], [20.0], [30.0]]))  # mean 20, mean square 1400 / 3
+    debias = 0.1 * 0.9 + 0.1
+    m = (0.1 * 0.9 * 2.0 + 0.1 * 20.0) / debias
+    v = (0.1 * 0.9 * 5.0 + 0.1 * 1400 / 3) / debias - m**2
+    mean, var = norm.mean_var()
+    assert (float(mean), float(var)) == pytest.approx((m, v))
+    x = torch.tensor([7.0, -2.0], dtype=torch.float64)
+    torch.testing.assert_close(norm.normalize(x), (x - m) / v**0.5)
+    torch.testing.assert_close(norm.denormalize(norm.normalize(x)), x)
+    norm.update(torch.tensor([[5.0], [5.0]]), mask=torch.tensor([[False], [False]]))  # no rows: nothing moves
+    assert float(norm.mean_var()[0]) == pytest.approx(m)
+    flat = EMANormalizer(beta=0.9)
+    flat.update(torch.full((4,), 3.0))
+    assert float(flat.mean_var()[1]) == pytest.approx(0.01)  # a constant batch: the floor
 
 
 def test_checkpoint_roundtrip_is_atomic_and_weights_only(tmp_path):

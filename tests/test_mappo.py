@@ -6,6 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import envs
+from core.normalizers import EMANormalizer, RunningNormalizer
 from core.run_state import RunState
 from marl.algos.mappo import MAPPO, MAPPOConfig
 from marl.distributions import MaskedCategorical
@@ -103,6 +104,31 @@ def test_dead_agents_are_out_of_the_policy_loss_but_their_values_are_learnt():
     assert losses()[0] != pytest.approx(policy, rel=1e-6)
 
 
+@pytest.mark.parametrize("minibatches", [1, 2])
+def test_the_ema_value_normalizer_moves_on_every_minibatch_of_every_epoch(minibatches):
+    """value_normalizer ema (the MAPPO code's ValueNorm) takes one step per minibatch per epoch on that minibatch's
+    returns; with one minibatch every step sees the whole batch, so the debiased mean is the returns' mean."""
+    venv = envs.make_vec("tests.toy_envs:make_death_env", n_envs=2, seed=0, lifetimes=(1, 6), max_steps=6)
+    beta, epochs = 0.99999, 3
+    cfg = MAPPOConfig(rollout_steps=6, ppo_epochs=epochs, num_minibatches=minibatches, value_normalizer="ema")
+    agent = MAPPO(venv.spec, cfg)
+    batch = OnPolicyCollector(agent, venv, 6, 0.99, 0.95, RunState()).collect(lambda n, finished: None)
+    returns = batch.groups["unit"].returns.double()
+    agent.update(batch)
+    norm = agent.value_norm["unit"]
+    assert isinstance(norm, EMANormalizer)
+    assert float(norm.debias) == pytest.approx(1 - beta ** (epochs * minibatches), rel=1e-9)
+    if minibatches == 1:
+        mean, var = norm.mean_var()
+        assert float(mean) == pytest.approx(float(returns.mean()), rel=1e-6)
+        assert float(var) == pytest.approx(max(float(returns.var(unbiased=False)), 0.01), rel=1e-5)
+    running = MAPPO(venv.spec, MAPPOConfig(rollout_steps=6, ppo_epochs=epochs, num_minibatches=minibatches))
+    running.update(batch)
+    running_norm = running.value_norm["unit"]
+    assert isinstance(running_norm, RunningNormalizer)
+    assert float(running_norm.count) == pytest.approx(returns.numel())  # today's: once per rollout
+
+
 def _returns(monkeypatch, lifetimes: tuple[int, ...], max_steps: int, steps: int, lam: float = 1.0,
              lambda_after_death: float | None = None) -> torch.Tensor:
     """Returns [T, agents] of env 0 with gamma 0.5 and lambda `lam`, the critic's value of every final state 8."""
@@ -131,6 +157,34 @@ def test_with_lambda_1_after_death_no_dead_slots_value_is_a_target(monkeypatch):
     assert ret[1:, 0].tolist() == pytest.approx([4.0, 4.0])
     one_step = _returns(monkeypatch, lifetimes=(2, 100), max_steps=3, steps=3, lam=0.0)
     assert one_step[1, 0].item() != pytest.approx(4.0) and one_step[2, 0].item() == pytest.approx(4.0)
+
+
+def test_a_truncation_without_bootstrap_is_a_termination(monkeypatch):
+    """bootstrap_truncated False (the MAPPO code's use_proper_time_limits False): an episode cut by the time limit
+    after step 3 gets the advantages and returns of the same episode terminated there; with the bootstrap its last
+    step adds gamma x the final state's value (8)."""
+
+    def rollout(lifetimes: tuple[int, ...], max_steps: int, bootstrap_truncated: bool) -> tuple[torch.Tensor, ...]:
+        venv = envs.make_vec("tests.toy_envs:make_death_env", n_envs=1, seed=0, lifetimes=lifetimes,
+                             max_steps=max_steps)
+        torch.manual_seed(0)  # the same critic, so the same values along both episodes
+        agent = MAPPO(venv.spec, MAPPOConfig(rollout_steps=3, value_norm=False))
+        collector = OnPolicyCollector(agent, venv, 3, 0.5, 0.9, RunState(), bootstrap_truncated=bootstrap_truncated)
+        monkeypatch.setattr(agent, "value", lambda group, obs, state, h, starts: torch.full((obs.shape[0], 2), 8.0))
+        gb = collector.collect(lambda n, finished: None).groups["unit"]
+        return gb.advantages, gb.returns, gb.values
+
+    terminated = rollout((3, 3), 100, bootstrap_truncated=True)  # both units die at step 3: terminated
+    cut = rollout((100, 100), 3, bootstrap_truncated=False)  # the time limit at step 3: truncated
+    for a, b in zip(terminated, cut, strict=True):
+        torch.testing.assert_close(a, b)
+    advantages, returns, values = rollout((100, 100), 3, bootstrap_truncated=True)
+    torch.testing.assert_close(values, terminated[2])
+    torch.testing.assert_close(returns[2] - terminated[1][2], torch.full((1, 2), 0.5 * 8.0))
+    assert (advantages != terminated[0]).all()  # the bootstrap reaches every step through GAE
+    venv = envs.make_vec("tests.toy_envs:make_death_env", n_envs=1, seed=0)
+    runner = OnPolicyRunner(MAPPO(venv.spec, MAPPOConfig(bootstrap_truncated=False)), venv, RunState())
+    assert runner.collector.bootstrap_truncated is False  # the config reaches the collector
 
 
 def test_the_agent_specific_critic_sees_the_state_then_its_own_obs_then_its_id():

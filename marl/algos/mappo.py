@@ -21,7 +21,7 @@ from torch import nn
 
 from core.config import NonNegativeFloat, PositiveFloat, PositiveInt, Probability, Width, Widths
 from core.nn import Activation, set_lr
-from core.normalizers import RunningNormalizer
+from core.normalizers import EMANormalizer, RunningNormalizer
 from core.run_state import RunState
 from envs.spec import AgentGroup, EnvSpec
 from marl.agent import GroupAction, Hidden, zero_hidden
@@ -43,6 +43,7 @@ class MAPPOConfig:
     lr_anneal: bool = False  # both learning rates decay linearly to 0 over the run (train.steps)
     gamma: Probability = 0.99
     gae_lambda: Probability = 0.95
+    bootstrap_truncated: bool = True  # false: an episode cut by the time limit ends as a terminated one (no bootstrap)
     clip: PositiveFloat = 0.2
     value_clip: NonNegativeFloat = 0.2  # 0: no value clipping
     entropy_coef: NonNegativeFloat = 0.01
@@ -51,6 +52,9 @@ class MAPPOConfig:
     max_grad_norm: PositiveFloat = 10.0
     huber_delta: NonNegativeFloat = 10.0  # 0: squared error
     value_norm: bool = True
+    # value_norm's statistics. running: mean and variance of every return so far, updated once per rollout;
+    # ema: the MAPPO code's ValueNorm, debiased moving averages (beta 0.99999) of the returns' mean and mean
+    value_normalizer: Literal["running", "ema"] = "running"  # square, updated on each minibatch of each epoch
     advantage_norm: bool = True
     share_params: bool = True
     agent_id: bool = True
@@ -60,6 +64,7 @@ class MAPPOConfig:
     chunk_len: PositiveInt = 10
     activation: Activation = "relu"
     input_norm: bool = True
+    layer_norm: bool = False  # LayerNorm after each hidden layer's activation and on the GRU's output (MAPPO code's)
     critic_input: Literal["state", "obs"] = "state"  # global state (MAPPO) or the agent's own observation (IPPO)
     agent_specific_state: bool = True  # state critic: the agent's own observation beside the state (Yu et al. 2022)
     log_std_init: float = -0.5
@@ -89,7 +94,8 @@ class GroupActorCritic(nn.Module):
         critic_dim = (int(np.prod(state_shape)) if self.critic_on_state else 0) + \
             (self.inputs.obs_dim if self.critic_on_obs else 0)
         net = partial(AgentNet, heads, hidden_sizes=cfg.hidden_sizes, activation=cfg.activation,
-                      recurrent=cfg.policy == "gru", rnn_hidden=cfg.rnn_hidden, input_norm=cfg.input_norm)
+                      recurrent=cfg.policy == "gru", rnn_hidden=cfg.rnn_hidden, input_norm=cfg.input_norm,
+                      layer_norm=cfg.layer_norm)
         self.actor = net(self.inputs.obs_dim + id_dim, group.n_actions, out_gain=0.01)
         self.critic = net(critic_dim + id_dim, 1, out_gain=1.0)
         self.log_std = None if group.discrete else nn.Parameter(torch.full((heads, group.n_actions), cfg.log_std_init))
@@ -126,7 +132,9 @@ class MAPPO:
         self.device = torch.device(device)
         nets = {g.name: GroupActorCritic(g, spec.state_shape, cfg) for g in spec.groups}
         self.nets = ModuleMap(nets).to(self.device)
-        self.value_norm = ModuleMap({g.name: RunningNormalizer() for g in spec.groups}).to(self.device)
+        normalizer = EMANormalizer if cfg.value_normalizer == "ema" else RunningNormalizer
+        self.value_norm = ModuleMap({g.name: normalizer() for g in spec.groups}).to(self.device)
+        self.norm_per_minibatch = cfg.value_norm and cfg.value_normalizer == "ema"  # else once per rollout
         actor_params = [p for net in self.nets.values() for p in net.actor.parameters()]
         actor_params += [net.log_std for net in self.nets.values() if net.log_std is not None]
         critic_params = [p for net in self.nets.values() for p in net.critic.parameters()]
@@ -198,6 +206,9 @@ class MAPPO:
         for _ in range(cfg.ppo_epochs):
             for idx in torch.randperm(starts.shape[1], device=self.device).chunk(cfg.num_minibatches):
                 minibatch = {g: _select_sequences(d, idx) for g, d in data.items()}
+                if self.norm_per_minibatch:
+                    for g, d in minibatch.items():
+                        d["returns"] = self._normalized_returns(g, d["returns"])
                 losses = self._minibatch_loss(minibatch, state[:, idx], starts[:, idx])
                 self.optimizer.zero_grad(set_to_none=True)
                 losses["total"].backward()
@@ -212,7 +223,7 @@ class MAPPO:
         return {**{k: float(np.mean(v)) for k, v in stats.items()}, "schedule/entropy_coef": self.entropy_coef}
 
     def _prepare(self, batch: RolloutBatch) -> tuple[dict[str, dict], torch.Tensor, torch.Tensor]:
-        """Normalise targets and advantages (updating the value normaliser), then cut the rollout into
+        """Normalise targets (unless the normaliser moves per minibatch) and advantages, then cut the rollout into
         training sequences: per group a dict of step tensors [L, N, ...] and initial hidden states [N, ...],
         plus state [L, N, ...] and starts [L, N]. L = chunk_len for GRUs, 1 for MLPs."""
         cfg = self.cfg
@@ -221,9 +232,8 @@ class MAPPO:
         for g in self.spec.groups:
             gb = batch.groups[g.name]
             returns, adv, mask = gb.returns, gb.advantages, gb.alive
-            if cfg.value_norm:
-                self.value_norm[g.name].update(returns)  # every slot: dead agents' values are learnt too
-                returns = self.value_norm[g.name].normalize(returns)
+            if cfg.value_norm and not self.norm_per_minibatch:
+                returns = self._normalized_returns(g.name, returns)
             if cfg.advantage_norm:
                 valid = adv[mask]
                 if valid.numel() > 1:
@@ -234,6 +244,11 @@ class MAPPO:
             data[g.name]["h_actor"] = _chunk_starts(gb.h_actor, length)
             data[g.name]["h_critic"] = _chunk_starts(gb.h_critic, length)
         return data, _chunks(batch.state, length), _chunks(batch.starts, length)
+
+    def _normalized_returns(self, group: str, returns: torch.Tensor) -> torch.Tensor:
+        """Update the group's value normaliser with `returns`, then normalise them."""
+        self.value_norm[group].update(returns)  # every slot: dead agents' values are learnt too
+        return self.value_norm[group].normalize(returns)
 
     def _minibatch_loss(self, data: dict, state: torch.Tensor, starts: torch.Tensor) -> dict[str, torch.Tensor]:
         cfg = self.cfg
