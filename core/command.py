@@ -80,9 +80,9 @@ def usage() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from core.signals import exit_on_signal_at_startup
+    from core.startup import prepare_process
 
-    exit_on_signal_at_startup()  # before the slow imports
+    prepare_process()  # before the slow imports
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] in ("-h", "--help"):
         print(usage())
@@ -92,3 +92,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {given}; commands: {', '.join(COMMANDS)} (concerto --help)", file=sys.stderr)
         return EXIT_BAD_INPUT
     return COMMANDS[argv[0]].run(argv[1:])
+
+
+def train_marl() -> int:
+    """The `concerto-train-marl` console script: `concerto train`."""
+    return main(["train", *sys.argv[1:]])
+
+
+def train_single() -> int:
+    """The `concerto-train-single` console script: `concerto train-single`."""
+    return main(["train-single", *sys.argv[1:]])

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import sys
 
-from core.signals import exit_on_signal_at_startup
+from core.startup import prepare_process
 
 
 def main(argv: list[str]) -> int:
-    exit_on_signal_at_startup()  # before the slow imports
+    prepare_process()  # before the slow imports
     if not argv:
         print("usage: python -m core.launch MODULE [ARG ...]", file=sys.stderr)
         return 2

@@ -5,9 +5,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from core.signals import exit_on_signal_at_startup
+from core.startup import prepare_process
 
-exit_on_signal_at_startup()  # before the slow imports
+prepare_process()  # before the slow imports
 
 from single_agent.cli import main  # noqa: E402
 

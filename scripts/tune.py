@@ -17,7 +17,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    from core.signals import exit_on_signal_at_startup
+    from core.startup import prepare_process
 
-    exit_on_signal_at_startup()  # before the slow imports
+    prepare_process()  # before the slow imports
     sys.exit(main())

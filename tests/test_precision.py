@@ -1,5 +1,8 @@
 """Training's float modes reach torch's intra-op worker threads, and are undone afterwards."""
 import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 import torch
@@ -43,3 +46,16 @@ def test_a_training_run_leaves_the_process_as_it_found_it(tmp_path):
         assert (torch.get_num_threads(), flushes_denormals(), matmul.fp32_precision) == before
     finally:
         torch.set_num_threads(threads)
+
+
+@pytest.mark.parametrize("env, spin", [({}, "1000"), ({"GOMP_SPINCOUNT": "5"}, "5"),
+                                       ({"OMP_WAIT_POLICY": "ACTIVE"}, None)])
+def test_processes_shorten_openmp_spinning_unless_the_user_chose(env, spin):
+    """prepare_process (every entry point's first call) sets GNU OpenMP's spin count before torch loads, and keeps
+    a user's own spin count or wait policy."""
+    code = ("import os; from core.startup import prepare_process; prepare_process(); "
+            "print(os.environ.get('GOMP_SPINCOUNT'))")
+    base = {k: v for k, v in os.environ.items() if k not in ("GOMP_SPINCOUNT", "OMP_WAIT_POLICY")}
+    out = subprocess.run([sys.executable, "-c", code], env={**base, **env}, capture_output=True, text=True,
+                         check=True, cwd=Path(__file__).resolve().parent.parent).stdout.strip()
+    assert out == str(spin)
