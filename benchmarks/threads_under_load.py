@@ -2,13 +2,13 @@
 
     python benchmarks/threads_under_load.py --algo sac --env Pendulum-v1 --steps 6000 --busy 2 --repeats 2
 
-Each cell is a fresh process training `--steps` env steps (no periodic evaluation): ours with 1 and 2 torch
-threads, 2 threads with OpenMP's passive wait policy (idle workers sleep instead of spinning) and with GNU
-OpenMP's spin shortened to 1,000 iterations (what it uses on its own when it has more threads than cores), our
-default, and stable-baselines3 with the same settings (benchmarks/single_vs_sb3.py; torch's default threads).
-"Beside busy" runs the cell next to `--busy` processes that spin on the CPU, what two other trainings on a
-2-core machine do. Cells are interleaved over the repeats; the table holds each cell's median training
-seconds. Needs the `bench` extra (stable-baselines3).
+Each cell is a fresh process training `--steps` env steps (no periodic evaluation): ours with 1 torch thread,
+with 2 threads and GNU OpenMP's default spin (300,000 iterations before an idle worker sleeps; our default
+before core.startup), with 2 threads and OpenMP's passive wait policy (idle workers sleep at once), our default
+(2 threads, spin shortened to 1,000 by core.startup.prepare_process), and stable-baselines3 with the same
+settings (benchmarks/single_vs_sb3.py; torch's default threads). "Beside busy" runs the cell next to `--busy`
+processes that spin on the CPU, what two other trainings on a 2-core machine do. Cells are interleaved over the
+repeats; the table holds each cell's median training seconds. Needs the `bench` extra (stable-baselines3).
 """
 from __future__ import annotations
 
@@ -24,10 +24,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 SETTINGS = {  # name -> (extra command-line overrides, environment variables)
     "1 thread": (["train.torch_threads=1"], {}),
-    "2 threads": (["train.torch_threads=2"], {}),
+    "2 threads, libgomp's default spin": (["train.torch_threads=2"], {"GOMP_SPINCOUNT": "300000"}),
     "2 threads, passive wait": (["train.torch_threads=2"], {"OMP_WAIT_POLICY": "PASSIVE"}),
-    "2 threads, short spin": (["train.torch_threads=2"], {"GOMP_SPINCOUNT": "1000"}),
-    "default": ([], {}),
+    "default (2 threads, short spin)": ([], {}),  # the SAC config's torch_threads: 2
 }
 SB3 = """
 import json, sys, time
