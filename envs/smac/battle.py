@@ -14,12 +14,13 @@ stat tables) and `state` (what changes as the battles run).
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from envs.smac import engine
 from envs.smac.battle_constants import (
     AI_TARGET_JITTER,
     BEAM_HALF_WIDTH,
@@ -196,17 +197,13 @@ class BattleState(_Arrays):
                    pending=np.zeros((max_delay + 1, *shape, 2), np.float32))
 
 
-BattleStep = Callable[["Battle", np.ndarray], None]  # (battle, ally actions [n_envs, n_agents]) -> None
-StepChooser = Callable[["Battle"], BattleStep | None]  # a fast `step` for this battle, None where none covers it
-
-
 class Battle:
     """State and dynamics of `n_envs` battles on `smac_map`; see module docstring. `roster` draws each new
-    episode's unit types and positions (default: the map's fixed teams); `fast_step` picks the battle's fast
-    `step` (default: none, the numpy reference)."""
+    episode's unit types and positions (default: the map's fixed teams); `compiled=False` runs the engine as
+    plain Python (slow; for tests and debugging)."""
 
     def __init__(self, smac_map: SMACMap, n_envs: int, rng: np.random.Generator, roster: Roster | None = None,
-                 fast_step: StepChooser | None = None) -> None:
+                 compiled: bool = True) -> None:
         self.map = smac_map
         self.n_envs = n_envs
         self.rng = rng
@@ -263,7 +260,8 @@ class Battle:
         self._pair_stat = self._units[None] * n_units if self._fixed else self._pair_env
         self._pair_ea = self._pair_env[:, a:, None] + np.arange(a)  # [B, E, A]: pairs (enemy, ally)
         self._ea_base = np.arange(n_envs * e).reshape(n_envs, e) * a  # [B, E, A] array: row (b, e) starts here
-        self._fused_step = fast_step(self) if fast_step is not None else None
+        self._engine = engine if compiled else engine.plain()
+        self._world = self._engine.world(self)
 
     # -- saving -----------------------------------------------------------------------------------------
     def _changing(self) -> Iterator[tuple[str, np.ndarray]]:
@@ -323,10 +321,7 @@ class Battle:
     def step(self, actions: np.ndarray) -> None:
         """Advance every env by one agent step given ally actions [n_envs, n_agents] (already validated): the
         fast step chosen at construction where there is one, else the numpy reference below."""
-        if self._fused_step is not None:
-            self._fused_step(self, actions)
-        else:
-            self.step_reference(actions)
+        self._engine.advance(self, self._world, actions)
 
     def step_reference(self, actions: np.ndarray) -> None:
         """`step` in whole-batch numpy: the readable reference that the compiled step is tested equal to."""
