@@ -240,19 +240,25 @@ def world(battle: Battle) -> World:
                  instant=battle.delays == [0])
 
 
-def advance(battle: Battle, the_world: World, actions: np.ndarray) -> None:
-    """One agent step of every env of `battle`, given ally actions [n_envs, n_agents] (already validated)."""
+def views(battle: Battle) -> tuple[State, Units, Pairs]:
+    """`battle`'s arrays as the engine reads and writes them (views, not copies)."""
     s, st, p = battle.state, battle.stats, battle.pairs
-    k = tuning()
-    # the enemy AI's jitter [E, A] for each env at each sense, drawn at once in the order the engine reads it
-    senses = 0 if the_world.hunts else k.ticks // k.sense_every
-    jitter = battle.rng.random((senses, battle.n_envs, battle.n_enemies, battle.n_agents), dtype=np.float32)
     units = Units(st.radius, st.armor, st.attacks, st.speed_per_tick, st.cooldown_ticks, st.regen_per_tick,
                   st.max_hp, st.max_shield, st.projectile_ticks, st.heal_per_tick, st.is_medivac, st.is_line_splash,
                   st.is_suicide, st.splash_radius, st.target_penalty, battle.types.walks_cliffs[st.kind])
     pairs = Pairs(p.reach, p.volley, p.hit_damage, p.radius_sum, p.collide_d2, p.scan_ea)
     state = State(s.z.view(np.float32), s.hp, s.shield, s.energy, s.cooldown, s.shield_delay, s.alive, s.ai_target,
                   s.last_target, s.hit_in, s.steps, s.attack_point.view(np.float32).reshape(-1, 2), s.pending)
+    return state, units, pairs
+
+
+def advance(battle: Battle, the_world: World, actions: np.ndarray) -> None:
+    """One agent step of every env of `battle`, given ally actions [n_envs, n_agents] (already validated)."""
+    k = tuning()
+    # the enemy AI's jitter [E, A] for each env at each sense, drawn at once in the order the engine reads it
+    senses = 0 if the_world.hunts else k.ticks // k.sense_every
+    jitter = battle.rng.random((senses, battle.n_envs, battle.n_enemies, battle.n_agents), dtype=np.float32)
+    state, units, pairs = views(battle)
     _step(k, the_world, state, units, pairs, np.ascontiguousarray(actions, np.int64), battle.n_agents, jitter)
 
 
