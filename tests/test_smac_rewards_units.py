@@ -5,6 +5,7 @@ import pytest
 
 from envs.smac.battle_constants import DT
 from envs.smac.core import RewardConfig, SMACBatch
+from envs.smac.engine import plain
 from envs.smac.features import FeatureFlags
 from envs.smac.maps import get_map
 from envs.smac.units import UNIT_TYPES, UnitTable
@@ -90,11 +91,14 @@ def test_the_colossus_beam_is_a_line_across_the_attack():
     z[0, 14] = complex(16.0, 17.3)  # beside the target, across the line of fire: inside the beam's 1.4
     z[0, 15] = complex(17.0, 16.0)  # 1 behind the target along the line of fire
     z[0, 16] = complex(16.0, 18.5)  # beyond the beam's end
-    fire = np.zeros((1, 18), bool)
-    fire[0, 0] = True
-    damage, hits = battle._splash(fire, np.full((1, 18), 13))
-    assert hits[0].nonzero()[0].tolist() == [14]
-    assert damage[0, 14] == pytest.approx(20)  # Liberty's ThermalLances: 20 once, no bonus (SC2_FACTS.md)
+    engine = plain()
+    state, units, pairs = engine.views(battle)
+    fired = engine._scratch(18)
+    fired.ready[:], fired.tidx[:] = False, 13
+    fired.ready[0] = True
+    engine._splash(engine.tuning(), state, units, pairs, 0, battle.n_agents, fired)
+    assert fired.splash_hits.nonzero()[0].tolist() == [14]
+    assert fired.splash_damage[14] == pytest.approx(20)  # Liberty's ThermalLances: 20 once, no bonus (SC2_FACTS.md)
 
 
 def test_stalker_colossus_and_baneling_fire_liberty_weapons():

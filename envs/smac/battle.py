@@ -1,53 +1,33 @@
-"""Batched battle dynamics for SMAC scenarios: n_envs battles of one map advanced by whole-batch numpy calls.
+"""The battles of one SMAC map: n_envs battles' unit stats, pairwise tables and state, their resets and saving.
 
 Arrays are shaped [n_envs, n_units] with allies first (agent ids 0..A-1) and enemies after; positions are
-complex numbers (x + iy), so a distance is one `abs` and a displacement one multiplication. One agent step
-runs 8 ticks of 1/16 normal-speed second (SMAC's step_mul=8). Every tick each unit closes on its target or
-goal, fires when its weapon is ready and in reach, and regenerates; every `SENSE_EVERY` ticks the pairwise
-view is refreshed: enemy target selection (attack-move AI) and collision push-apart. The numpy step here
-(`Battle.step_reference`) has no Python loop over envs or units; where it covers the battle, `Battle.step`
-runs its compiled twin in `battle_fused.py` instead (chosen by whoever builds the battle, `SMACBatch`), equal to
-it bit for bit.
+complex numbers (x + iy). One agent step runs 8 ticks of 1/16 normal-speed second (SMAC's step_mul=8);
+`Battle.step` hands it to the engine it was built with (`engine.py`, compiled or as plain Python), chosen by
+SMACBatch, which composes the battle.
 
 A `Battle` holds its arrays in three typed containers: `stats` (each unit slot's stats), `pairs` (pairwise
 stat tables) and `state` (what changes as the battles run).
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, fields
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
 from envs.smac.battle_constants import (
-    AI_TARGET_JITTER,
-    BEAM_HALF_WIDTH,
-    CHASE_MARGIN,
     D2_MARGIN,
-    DENSE_COLLISION_UNITS,
     DT,
     FAR,
-    MAX_PUSH,
     MEDIVAC_TARGET_PENALTY,
-    MOVE_AMOUNT,
-    MOVE_STEPS,
-    N_NON_ATTACK_ACTIONS,
-    RETARGET_EVERY,
     SCAN_RANGE,
-    SENSE_EVERY,
-    TICKS_PER_STEP,
 )
 from envs.smac.maps import MAP_SIZE, SMACMap
 from envs.smac.pathing import map_paths
 from envs.smac.roster import FixedRoster, Roster
 from envs.smac.units import (
-    MEDIVAC_ENERGY_REGEN,
-    MEDIVAC_HP_PER_ENERGY,
-    MEDIVAC_MAX_ENERGY,
     MEDIVAC_START_ENERGY,
-    SHIELD_REGEN_DELAY,
-    SHIELD_REGEN_PER_SECOND,
     UnitTable,
 )
 
@@ -196,17 +176,25 @@ class BattleState(_Arrays):
                    pending=np.zeros((max_delay + 1, *shape, 2), np.float32))
 
 
-BattleStep = Callable[["Battle", np.ndarray], None]  # (battle, ally actions [n_envs, n_agents]) -> None
-StepChooser = Callable[["Battle"], BattleStep | None]  # a fast `step` for this battle, None where none covers it
+class Engine(Protocol):
+    """What steps the battles: envs/smac/engine.py, compiled or its plain-Python run (`engine.plain()`)."""
+
+    def world(self, battle: Battle) -> Any:
+        """The battle's constant tables as the engine reads them."""
+        ...
+
+    def advance(self, battle: Battle, world: Any, actions: np.ndarray) -> None:
+        """One agent step of every env, in place."""
+        ...
 
 
 class Battle:
     """State and dynamics of `n_envs` battles on `smac_map`; see module docstring. `roster` draws each new
-    episode's unit types and positions (default: the map's fixed teams); `fast_step` picks the battle's fast
-    `step` (default: none, the numpy reference)."""
+    episode's unit types and positions (default: the map's fixed teams); `compiled=False` runs the engine as
+    plain Python (slow; for tests and debugging)."""
 
-    def __init__(self, smac_map: SMACMap, n_envs: int, rng: np.random.Generator, roster: Roster | None = None,
-                 fast_step: StepChooser | None = None) -> None:
+    def __init__(self, smac_map: SMACMap, n_envs: int, rng: np.random.Generator, engine: Engine,
+                 roster: Roster | None = None) -> None:
         self.map = smac_map
         self.n_envs = n_envs
         self.rng = rng
@@ -215,7 +203,6 @@ class Battle:
         self.n_units = n_units = a + e
         self.types = t = UnitTable.build(self.roster.type_names, DT)  # stats per unit type
         self.is_ally = np.arange(n_units) < a
-        self.enemy_of = self.is_ally[:, None] != self.is_ally[None, :]
         terrain = smac_map.terrain()
         # cliff walkers (the Colossus) go where others cannot only on maps with cliffs (2c_vs_64zg)
         cliffs = bool(t.walks_cliffs.any()) and not np.array_equal(terrain.cliff_walkable, terrain.walkable)
@@ -251,19 +238,8 @@ class Battle:
             kinds = np.zeros((n_envs, n_units), np.int64)
             self.stats, self.pairs = UnitStats.of(t, kinds, a), PairStats.of(t, kinds, a)
         self.state = BattleState.empty(n_envs, n_units, a, max(self.delays), complex(*smac_map.attack_point))
-        self._units = np.arange(n_units)
-        # flat indices: unit (b, j) is z.ravel()[_flat_base[b] + j]; pair (b, u, j) of a [B, U, U] array is
-        # [_pair_env[b, u] + j], of a pairwise stat [_pair_stat[b, u] + j] (stat tables: see _pairwise)
-        self._flat_base = np.arange(n_envs)[:, None] * n_units
-        self._agent_base = np.arange(n_envs)[:, None] * a  # the same for [B, A] arrays
-        if n_units > DENSE_COLLISION_UNITS:  # scratch buffers of _push_apart_sparse
-            self._d2 = np.empty((n_envs, n_units, n_units), np.float32)
-            self._close = np.empty((n_envs, n_units, n_units), bool)
-        self._pair_env = (self._flat_base + self._units) * n_units
-        self._pair_stat = self._units[None] * n_units if self._fixed else self._pair_env
-        self._pair_ea = self._pair_env[:, a:, None] + np.arange(a)  # [B, E, A]: pairs (enemy, ally)
-        self._ea_base = np.arange(n_envs * e).reshape(n_envs, e) * a  # [B, E, A] array: row (b, e) starts here
-        self._fused_step = fast_step(self) if fast_step is not None else None
+        self._engine = engine
+        self._world = engine.world(self)
 
     # -- saving -----------------------------------------------------------------------------------------
     def _changing(self) -> Iterator[tuple[str, np.ndarray]]:
@@ -321,192 +297,8 @@ class Battle:
 
     # -- one agent step -------------------------------------------------------------------------------
     def step(self, actions: np.ndarray) -> None:
-        """Advance every env by one agent step given ally actions [n_envs, n_agents] (already validated): the
-        fast step chosen at construction where there is one, else the numpy reference below."""
-        if self._fused_step is not None:
-            self._fused_step(self, actions)
-        else:
-            self.step_reference(actions)
-
-    def step_reference(self, actions: np.ndarray) -> None:
-        """`step` in whole-batch numpy: the readable reference that the compiled step is tested equal to."""
-        s, a, shape = self.state, self.n_agents, (self.n_envs, self.n_units)
-        attack = actions >= N_NON_ATTACK_ACTIONS
-        j = actions - N_NON_ATTACK_ACTIONS
-        ally_target = np.full(shape, -1)
-        ally_target[:, :a] = np.where(attack, np.where(self.stats.is_medivac[:, :a], j, j + a), -1)
-        moving = (actions >= 2) & ~attack
-        goal = np.empty(shape, np.complex64)
-        goal[:, :a] = s.z[:, :a] + MOVE_AMOUNT * MOVE_STEPS[np.clip(actions - 2, 0, 3)]
-        goal[:, a:] = s.attack_point[:, None]
-        has_goal = np.ones(shape, bool)
-        has_goal[:, :a] = moving
-        s.hit_in[ally_target[:, :a] != s.last_target[:, :a]] = FAR  # a new target: no hit on it yet
-        for tick in range(TICKS_PER_STEP):
-            if tick % SENSE_EVERY == 0:
-                retarget = tick % RETARGET_EVERY == 0
-                self._sense(ally_target, retarget)
-                if retarget:
-                    target = np.where(ally_target >= 0, ally_target, s.ai_target)
-                    tidx = np.maximum(target, 0)
-                    targeting = target >= 0
-                    flat_t, pair_t = self._flat_base + tidx, self._pair_stat + tidx
-                    reach = self._pairwise(self.pairs.reach, pair_t)
-            self._tick(flat_t, pair_t, targeting, reach, goal, has_goal)
-        s.last_target = target
-        s.steps += 1
-
-    def _pairwise(self, table: np.ndarray, pair: np.ndarray) -> np.ndarray:
-        """table[b, u, j] of a pairwise stat table [B, U, U] at flat pair indices (from `_pair_stat`); a fixed
-        roster's table is one broadcast [U, U] block."""
-        return np.take(table[0] if self._fixed else table, pair)
-
-    def _sense(self, ally_target: np.ndarray, retarget: bool = True) -> None:
-        """Collision push-apart, then (when `retarget`) enemy target selection from the distances before it."""
-        if self.n_units <= DENSE_COLLISION_UNITS:
-            to_ally = self._push_apart_dense()
-        elif retarget:
-            a = self.n_agents
-            to_ally = np.abs(self.state.z[:, None, :a] - self.state.z[:, a:, None])
-            self._push_apart_sparse()
-        else:
-            self._push_apart_sparse()
-        if retarget:
-            self._enemy_ai(to_ally, ally_target)
-
-    def _push_apart_dense(self) -> np.ndarray:
-        """Collisions from all pairwise distances; returns the enemy-to-ally distances [B, E, A]."""
-        s, st, u = self.state, self.stats, self.n_units
-        diff = _cols(s.z, u) - _rows(s.z, u)  # [B, i, j] = z_j - z_i
-        dist = np.abs(diff)
-        # units that do not collide (dead, air) get a hugely negative radius, so they never overlap;
-        # a unit's pair with itself has diff 0, so it pushes nothing
-        live = s.alive & ~st.is_medivac if self.has_medivac else s.alive
-        radius = np.where(live, st.radius, -FAR)
-        overlap = _rows(radius, u) + _cols(radius, u) - dist
-        w = np.maximum(overlap, 0.0) / np.maximum(dist, 1e-6)
-        if self.has_stepping_over:  # pairs that never collide (a colossus and a smaller ground unit)
-            w *= self.pairs.collide_d2 >= 0
-        push = _sum_last(w * diff)
-        self._place(s.z - self._limit_push(0.5 * push))
-        return np.take(dist, self._pair_ea)
-
-    def _push_apart_sparse(self) -> None:
-        """Collisions in large battles: approximate squared distances of all pairs from one batched matmul,
-        [x, y, |z|^2, 1] . [-2x, -2y, 1, |z|^2], pre-select the few pairs that may overlap; exact distances
-        decide among those."""
-        s, z, u = self.state, self.state.z, self.n_units
-        x, y = z.real, z.imag
-        norm, ones = x * x + y * y, np.ones_like(x)
-        d2 = np.matmul(np.stack([x, y, norm, ones], -1), np.stack([-2 * x, -2 * y, ones, norm], 1), out=self._d2)
-        close = np.less(d2, self.pairs.collide_d2, out=self._close)  # reused buffers: no page faults on fresh MBs
-        pair = np.flatnonzero(close)  # (b * U + i) * U + j; far cheaper than nonzero() here
-        unit_i, j = np.divmod(pair, u)  # flat indices b * U + i of the first unit
-        i = unit_i % u
-        unit_j = unit_i - i + j
-        diff = np.take(z, unit_j) - np.take(z, unit_i)
-        d = np.abs(diff)
-        overlap = self._pairwise(self.pairs.radius_sum, pair if not self._fixed else i * u + j) - d
-        hit = (overlap > 0) & np.take(s.alive, unit_i) & np.take(s.alive, unit_j)
-        if hit.any():
-            push = diff[hit] * (-0.5 * overlap[hit] / np.maximum(d[hit], 1e-6))
-            unit_i, size = unit_i[hit], self.n_envs * u
-            shift = np.bincount(unit_i, push.real, size) + 1j * np.bincount(unit_i, push.imag, size)
-            self._place(z + self._limit_push(shift.reshape(z.shape).astype(np.complex64)))
-
-    def _enemy_ai(self, to_ally: np.ndarray, ally_target: np.ndarray) -> None:
-        """The enemy's targets. Under an attack-move (SMAC maps, SMAC_SPEC §5.5/5.7): keep a live target that is
-        in reach or attacking us, else acquire the nearest ally within scan range or attacking us (medivacs
-        last), where an ally counts as attacking an enemy once its first hit on it lands (SC2 units retaliate
-        when hit, not when targeted: `BattleState.hit_in`). Hunting (smacv2's script): keep a live target,
-        else take the closest live ally. Enemy medivacs follow the most damaged friendly unit. `to_ally`
-        [B, E, A] distances (contiguous); `ally_target` [B, U] the allies' attack orders."""
-        s, st, a, e = self.state, self.stats, self.n_agents, self.n_enemies
-        current = s.ai_target[:, a:]
-        # enemy medivacs hold friendly targets (>= a): never kept here
-        cidx = np.minimum(np.maximum(current, 0), a - 1)
-        keep = (current >= 0) & (current < a) & np.take(s.alive, self._flat_base + cidx)
-        if self.roster.hunts_closest:
-            score = to_ally + _cols(np.where(s.alive[:, :a], np.float32(0.0), np.float32(FAR)), e)
-        else:
-            hitting = np.where(s.hit_in < 0, ally_target[:, :a], -1)  # [B, A]: the enemy each ally has hit
-            attacked_by = hitting[:, None, :] == self._units[a:, None]  # [B, E, A]
-            keep &= (np.take(to_ally, self._ea_base + cidx)
-                     <= self._pairwise(self.pairs.reach, self._pair_stat[:, a:] + cidx)) \
-                | (np.take(hitting, self._agent_base + cidx) == self._units[a:])
-            # candidates (live allies in scan range or attacking us) score distance + penalty + jitter < FAR
-            score = np.where((to_ally < self.pairs.scan_ea) | attacked_by, to_ally, FAR)
-            score += _cols(np.where(s.alive[:, :a], st.target_penalty, FAR), e)  # dead allies: FAR
-            score += AI_TARGET_JITTER * self.rng.random(score.shape, dtype=np.float32)
-        best = score.argmin(axis=2)
-        found = np.take(score, self._ea_base + best) < FAR
-        chosen = np.where(keep, current, np.where(found, best, -1))
-        if self.has_medivac:
-            frac = np.where(s.alive[:, a:] & ~st.is_medivac[:, a:], s.hp[:, a:] / st.max_hp[:, a:], FAR)
-            chosen = np.where(st.is_medivac[:, a:], frac.argmin(axis=1)[:, None] + a, chosen)
-        s.ai_target[:, a:] = chosen
-
-    def _tick(self, flat_t: np.ndarray, pair_t: np.ndarray, targeting: np.ndarray, reach: np.ndarray,
-              goal: np.ndarray, has_goal: np.ndarray) -> None:
-        """One world tick; each unit's target is at flat index `flat_t` (pair index `pair_t`)."""
-        s, st = self.state, self.stats
-        has_target = targeting & s.alive & np.take(s.alive, flat_t)
-        tz = np.take(s.z, flat_t)
-        in_range = has_target & (np.abs(tz - s.z) <= reach)
-        # move: chase a target out of reach, else head for the goal (move order / attack-move point), around
-        # obstacles on maps that have them
-        chase = has_target & ~in_range
-        dest = np.where(chase, tz, goal)
-        offset = dest - s.z
-        length = np.abs(offset)
-        heading = length
-        if self.paths is not None or self.cliff_paths is not None:  # walk toward a waypoint, as far as the
-            # destination allows
-            waypoint = dest.copy() if self.paths is None else self.paths.heading(s.z, dest)
-            if self.cliff_paths is not None:  # the few cliff walkers have paths of their own
-                walkers = self._walks_cliffs()
-                waypoint[walkers] = self.cliff_paths.heading(s.z[walkers], dest[walkers])
-            offset = waypoint - s.z
-            heading = np.abs(offset)
-        wants = s.alive & (chase | (~has_target & has_goal))
-        step = np.minimum(np.maximum(length - (reach - CHASE_MARGIN) * chase, 0.0), st.speed_per_tick) * wants \
-            / np.maximum(heading, 1e-9)
-        self._place(s.z + offset * step)
-        # fire (or heal) when in reach and ready
-        ready = in_range & (s.cooldown <= 0)
-        if self.has_medivac:
-            self._heal(ready & st.is_medivac, flat_t)
-            ready &= ~st.is_medivac
-        if ready.any():
-            self._attack(ready, flat_t, pair_t)
-        self._land_hits()
-        self._regenerate()
-
-    def _limit_push(self, shift: np.ndarray) -> np.ndarray:
-        """Collision shifts [B, U], at most MAX_PUSH long where walls lie inside the map, so that a crowd cannot
-        push a unit across a one-cell wall in one resolution (where the walkable area is one rectangle, a
-        shift out of it is refused anyway)."""
-        if self._box is not None:
-            return shift
-        length = np.abs(shift)
-        return np.where(length > MAX_PUSH, shift * (MAX_PUSH / np.maximum(length, 1e-9)), shift)
-
-    def _place(self, new: np.ndarray) -> None:
-        """Move to `new` where walkable; blocked units slide along x or y, else stay."""
-        s = self.state
-        new = np.ascontiguousarray(new, np.complex64)
-        if self._box is not None and self._inside_xy(new).all():  # the common case, without a per-unit reduction
-            s.z = new
-            return
-        plane = self._walks_cliffs() * WALK_PLANE if self.cliff_paths is not None else 0
-        ok = self.walkable_at(new, plane)
-        if ok.all():
-            s.z = new
-            return
-        x, y = s.z.real, s.z.imag
-        slide_x = ~ok & self.walkable(new.real, y, plane)
-        slide_y = ~ok & ~slide_x & self.walkable(x, new.imag, plane)
-        s.z = np.where(ok, new, np.where(slide_x, new.real + 1j * y, np.where(slide_y, x + 1j * new.imag, s.z)))
+        """Advance every env by one agent step given ally actions [n_envs, n_agents] (already validated)."""
+        self._engine.advance(self, self._world, actions)
 
     def walkable_at(self, z: np.ndarray, plane: np.ndarray | int = 0) -> np.ndarray:
         """walkable() of contiguous complex positions [n, m] (up to 4 * n_units per row), on `plane` as there."""
@@ -530,160 +322,3 @@ class Battle:
         cx = np.clip(np.floor(x) + 1, 0, MAP_SIZE + 1)
         cy = np.clip(np.floor(y) + 1, 0, MAP_SIZE + 1)
         return self._walk[(cx * (MAP_SIZE + 2) + cy).astype(np.int64) + plane]
-
-    def _walks_cliffs(self) -> np.ndarray:
-        """[B, U] bools: the unit walks up and down cliffs."""
-        return self.types.walks_cliffs[self.stats.kind]
-
-    def _attack(self, fire: np.ndarray, flat_t: np.ndarray, pair_t: np.ndarray) -> None:
-        """Fire: melee and instant hits land now, projectiles after their travel time (so shots already in
-        flight at a target that dies are wasted, as in SC2)."""
-        s, st, size = self.state, self.stats, self.n_envs * self.n_units
-        direct = fire & ~st.is_suicide if self.has_suicide else fire
-        volley = self._pairwise(self.pairs.volley, pair_t)
-        if self.delays == [0]:  # no projectiles on this map: every hit lands now
-            flat = flat_t[direct]
-            total = np.bincount(flat, volley[direct], size).reshape(fire.shape)
-            n_hits = np.bincount(flat, st.attacks[direct], size).reshape(fire.shape)
-            if self.has_splash or self.has_suicide:
-                splash_dmg, splash_hits = self._splash(fire, flat_t)
-                total, n_hits = total + splash_dmg, n_hits + splash_hits
-            self._apply_damage(total, n_hits)
-            self._after_firing(fire)
-            return
-        for delay in self.delays:
-            shots = direct & (st.projectile_ticks == delay) if len(self.delays) > 1 else direct
-            if not shots.any():
-                continue
-            flat = flat_t[shots]
-            slot = s.pending[delay]
-            slot[..., 0] += np.bincount(flat, volley[shots], size).reshape(fire.shape)
-            slot[..., 1] += np.bincount(flat, st.attacks[shots], size).reshape(fire.shape)
-        if self.has_splash or self.has_suicide:
-            splash_dmg, splash_hits = self._splash(fire, flat_t)
-            s.pending[0, ..., 0] += splash_dmg
-            s.pending[0, ..., 1] += splash_hits
-        self._after_firing(fire)
-
-    def _after_firing(self, fire: np.ndarray) -> None:
-        s, st, a = self.state, self.stats, self.n_agents
-        s.cooldown = np.where(fire, st.cooldown_ticks, s.cooldown)
-        np.minimum(s.hit_in, st.projectile_ticks[:, :a], out=s.hit_in, where=fire[:, :a])
-        if self.has_suicide:
-            boom = fire & st.is_suicide
-            s.hp[boom] = 0.0
-            s.alive &= ~boom
-
-    def _land_hits(self) -> None:
-        """Apply the damage arriving this tick, then advance the projectiles in flight by one tick."""
-        if self.delays == [0]:
-            return
-        s = self.state
-        arriving = s.pending[0]
-        if arriving[..., 0].any():
-            self._apply_damage(arriving[..., 0] * s.alive, arriving[..., 1] * s.alive)
-        if len(s.pending) > 1:
-            s.pending[:-1] = s.pending[1:]
-        s.pending[-1] = 0.0
-
-    def _splash(self, fire: np.ndarray, flat_t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Colossus beam (enemies touching a line of half-length splash_radius and half-width BEAM_HALF_WIDTH
-        across the attack, centred on the primary target, primary excluded) and baneling explosions (enemies
-        within splash_radius of the baneling): damage [B, U] and hit counts [B, U]."""
-        s, st = self.state, self.stats
-        line = fire & st.is_line_splash
-        boom = fire & st.is_suicide
-        radius, victim_radius = st.splash_radius[:, :, None], st.radius[:, None, :]
-        target = np.take(s.z, flat_t)
-        centre = np.where(line, target, s.z)  # the target (beam) or the baneling itself
-        offset = s.z[:, None, :] - centre[:, :, None]  # [B, attacker, victim]
-        hit = boom[..., None] & (np.abs(offset) < radius + victim_radius)
-        if line.any():  # the victim's circle meets the beam's thin rectangle
-            heading = target - s.z
-            heading /= np.maximum(np.abs(heading), 1e-6)
-            local = offset * np.conj(heading)[:, :, None]  # real part: along the attack; imaginary: along the beam
-            gap_across = np.maximum(np.abs(local.imag) - radius, 0.0)
-            gap_along = np.maximum(np.abs(local.real) - BEAM_HALF_WIDTH, 0.0)
-            touches = gap_across ** 2 + gap_along ** 2 < victim_radius ** 2
-            hit |= line[..., None] & touches & (self._flat_base[..., None] + self._units != flat_t[..., None])
-        hit &= self.enemy_of[None] & s.alive[:, None, :]
-        hits = hit * st.attacks[:, :, None]
-        return (self.pairs.hit_damage * hits).sum(1), hits.sum(1)
-
-    def _apply_damage(self, total: np.ndarray, n_hits: np.ndarray) -> None:
-        """Shields absorb first; each hit that reaches hp is reduced by armor (SMAC_SPEC §5.2)."""
-        s, st = self.state, self.stats
-        if not self.has_shields:
-            s.hp -= np.maximum(total - st.armor * n_hits, 0.0)
-            self._deaths()
-            return
-        hit = total > 0
-        absorbed = np.minimum(s.shield, total)
-        overflow = total - absorbed
-        hits_on_hp = n_hits * overflow / np.maximum(total, 1e-9)
-        s.shield -= absorbed
-        s.hp -= np.maximum(overflow - st.armor * hits_on_hp, 0.0)
-        s.shield_delay = np.where(hit, SHIELD_REGEN_DELAY / DT, s.shield_delay)
-        self._deaths()
-
-    def _deaths(self) -> None:
-        s = self.state
-        died = s.alive & (s.hp <= 0)
-        if died.any():
-            s.hp[died] = 0.0
-            s.shield[died] = 0.0
-            s.alive &= ~died
-
-    def _heal(self, healing: np.ndarray, flat_t: np.ndarray) -> None:
-        if not healing.any():
-            return
-        s, st = self.state, self.stats
-        missing = np.take(st.max_hp, flat_t) - np.take(s.hp, flat_t)
-        amount = np.clip(np.minimum(st.heal_per_tick, s.energy * MEDIVAC_HP_PER_ENERGY), 0.0, missing) * healing
-        s.hp += np.bincount(flat_t.ravel(), amount.ravel(), self.n_envs * self.n_units).reshape(s.hp.shape)
-        s.energy -= amount / MEDIVAC_HP_PER_ENERGY
-
-    def _regenerate(self) -> None:
-        s, st = self.state, self.stats
-        s.cooldown -= 1.0
-        s.hit_in -= 1.0
-        if self.has_shields:
-            regen = s.alive & (s.shield_delay <= 0)
-            s.shield = np.where(regen, np.minimum(s.shield + SHIELD_REGEN_PER_SECOND * DT, st.max_shield), s.shield)
-            s.shield_delay -= 1.0
-        if self.has_medivac:
-            s.energy = np.where(s.alive & st.is_medivac,
-                                np.minimum(s.energy + MEDIVAC_ENERGY_REGEN * DT, MEDIVAC_MAX_ENERGY), s.energy)
-        if self.has_regen:
-            s.hp = np.where(s.alive, np.minimum(s.hp + st.regen_per_tick, st.max_hp), s.hp)
-
-
-def _rows(x: np.ndarray, n: int) -> np.ndarray:
-    """[B, U] -> [B, U, n] with [b, i, j] = x[b, i], contiguous (faster to compute on than a broadcast)."""
-    return np.repeat(x, n, axis=1).reshape(*x.shape, n)
-
-
-def _cols(x: np.ndarray, n: int) -> np.ndarray:
-    """[B, U] -> [B, n, U] with [b, i, j] = x[b, j], contiguous."""
-    return np.repeat(x[:, None, :], n, axis=1)
-
-
-def _sum_last(x: np.ndarray) -> np.ndarray:
-    """Sums over the last axis in one fixed order: the largest multiple of four terms as four interleaved
-    partial sums added as (p0 + p2) + (p1 + p3), then the remaining terms in order. This is the order of
-    OpenBLAS's matrix-vector product, which computed these sums before (trajectories kept bit for bit); written
-    out, it depends on no CPU's BLAS kernel, and the compiled step (`battle_fused`) can equal it."""
-    n = x.shape[-1]
-    m = n - n % 4
-    sums = []
-    if m:
-        part = x[..., 0:4]
-        for k in range(4, m, 4):
-            part = part + x[..., k:k + 4]
-        sums.append((part[..., 0] + part[..., 2]) + (part[..., 1] + part[..., 3]))
-    if m < n:
-        tail = x[..., m]
-        for k in range(m + 1, n):
-            tail = tail + x[..., k]
-        sums.append(tail)
-    return sums[0] if len(sums) == 1 else sums[0] + sums[1]

@@ -1,5 +1,5 @@
-"""The battle's time step, calibration and action layout: the constants that the numpy reference
-(`battle.py`) and its compiled twin (`battle_fused.py`) both read."""
+"""The battle's time step, calibration and action layout: the constants that the battles (`battle.py`) and
+their engine (`engine.py`) read."""
 from __future__ import annotations
 
 import numpy as np

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from core.errors import UserError
-from envs.smac import battle_fused
+from envs.smac import engine
 from envs.smac.battle import Battle
 from envs.smac.features import FeatureFlags, Features
 from envs.smac.heuristic import HeuristicPolicy
@@ -59,12 +59,12 @@ class SMACBatch:
 
     def __init__(self, smac_map: SMACMap, n_envs: int, seed: int | None = None,
                  flags: FeatureFlags | None = None, rewards: RewardConfig | None = None,
-                 episode_limit: int | None = None, heuristic_ai: bool = False, roster: Roster | None = None
-                 ) -> None:
+                 episode_limit: int | None = None, heuristic_ai: bool = False, roster: Roster | None = None,
+                 compiled: bool = True) -> None:
         self.map = smac_map
         self.n_envs = n_envs
         self.rng = np.random.default_rng(seed)
-        self.battle = Battle(smac_map, n_envs, self.rng, roster, fast_step=battle_fused.stepper)
+        self.battle = Battle(smac_map, n_envs, self.rng, engine if compiled else engine.plain(), roster)
         self.features = Features(self.battle, flags or FeatureFlags())
         self.rewards = rewards = rewards or RewardConfig()
         if episode_limit is not None and episode_limit < 1:
@@ -248,8 +248,9 @@ FLAG_KEYS = frozenset(FeatureFlags.__dataclass_fields__)
 
 def make_batch(map_name: str, n_envs: int, seed: int | None, episode_limit: int | None, flags: dict[str, Any]
                ) -> SMACBatch:
-    """SMACBatch from SMAC-style keyword flags (plus heuristic_ai; smac's engine settings are accepted and
-    ignored, smacv2's unsupported ones only at their defaults); unknown flags raise UserError naming them.
+    """SMACBatch from SMAC-style keyword flags (plus heuristic_ai, and compiled=False for the plain-Python engine;
+    smac's engine settings are accepted and ignored, smacv2's unsupported ones only at their defaults); unknown
+    flags raise UserError naming them.
     `map_name` is a SMAC map or a generated scenario (smaclite_<race>_<n>_vs_<m>, see envs.smac.scenarios)."""
     for key, (default, why) in ONLY_DEFAULT.items():
         if key in flags and flags[key] != default:
@@ -257,6 +258,7 @@ def make_batch(map_name: str, n_envs: int, seed: int | None, episode_limit: int 
                             f"accepted: {default!r}")
     flags = {k: v for k, v in flags.items() if k not in IGNORED and k not in ONLY_DEFAULT}
     heuristic_ai = bool(flags.pop("heuristic_ai", False))
+    compiled = bool(flags.pop("compiled", True))
     roster: Roster | None
     if map_name in SCENARIOS:
         smac_map, roster, defaults = SCENARIOS[map_name].build()
@@ -273,4 +275,4 @@ def make_batch(map_name: str, n_envs: int, seed: int | None, episode_limit: int 
     return SMACBatch(smac_map, n_envs, seed,
                      FeatureFlags(**{k: v for k, v in flags.items() if k in FLAG_KEYS}),
                      RewardConfig(**{k: v for k, v in flags.items() if k in REWARD_KEYS}), episode_limit,
-                     heuristic_ai, roster)
+                     heuristic_ai, roster, compiled)
