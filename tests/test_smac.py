@@ -15,7 +15,7 @@ from core.errors import UnknownNameError, UserError
 from envs.registry import EnvEntry, register, register_lazily, registered_names, resolve
 from envs.smac import HeuristicPolicy, SMACVecEnv, StarCraft2Env
 from envs.smac.baselines import win_rate
-from envs.smac.core import SMACBatch
+from envs.smac.batch import SMACBatch
 from envs.smac.features import FeatureFlags
 from envs.smac.maps import MAPS, get_map
 from envs.smac.scenarios import SCENARIOS
@@ -216,7 +216,7 @@ def test_same_seed_same_episodes():
 
 @pytest.mark.parametrize("name", ["smac_MMM2", "smaclite_zerg_10_vs_10"])
 def test_observing_in_cache_sized_blocks_changes_nothing(name, monkeypatch):
-    from envs.smac import core
+    from envs.smac import batch
     venv = smac_vec(name, n_envs=40, seed=0)
     rng = np.random.default_rng(0)
     step = venv.reset()
@@ -227,16 +227,16 @@ def test_observing_in_cache_sized_blocks_changes_nothing(name, monkeypatch):
     if "sighting" in saved:  # with nothing sighted yet, so that every env's turn order matters
         saved["sighting"]["owner"][:] = -1
     for idx in (None, np.array([1, 7, 8, 20, 39])):  # every env, and the finished-episode subset path
-        monkeypatch.setattr(core, "OBS_BLOCK_BYTES", 1 << 40)
+        monkeypatch.setattr(batch, "OBS_BLOCK_BYTES", 1 << 40)
         venv.core.load_state_dict(saved)
         whole = venv.core.observe(idx)
-        monkeypatch.setattr(core, "OBS_BLOCK_BYTES", 1)  # one env per block
+        monkeypatch.setattr(batch, "OBS_BLOCK_BYTES", 1)  # one env per block
         venv.core.load_state_dict(saved)
         for one, blocked in zip(whole, venv.core.observe(idx), strict=True):
             np.testing.assert_array_equal(one, blocked)
 
 
-SIMULATOR = ("envs.smac.battle", "envs.smac.core", "envs.smac.starcraft2_env", "envs.smac.pettingzoo_env",
+SIMULATOR = ("envs.smac.battle", "envs.smac.batch", "envs.smac.starcraft2_env", "envs.smac.pettingzoo_env",
              "envs.smac.vec_env", "envs.smac.render")
 LISTED_THEN_MADE = """
 import json, sys

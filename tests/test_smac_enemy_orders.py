@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from envs.smac.batch import SMACBatch, make_batch
 from envs.smac.battle_constants import FAR
-from envs.smac.core import SMACBatch, make_batch
 from envs.smac.features import FeatureFlags
 from envs.smac.maps import get_map
 

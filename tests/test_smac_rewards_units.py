@@ -3,8 +3,8 @@ part of the dense reward, unit attributes and the Colossus's collisions and beam
 import numpy as np
 import pytest
 
+from envs.smac.batch import RewardConfig, SMACBatch
 from envs.smac.battle_constants import DT
-from envs.smac.core import RewardConfig, SMACBatch
 from envs.smac.engine import plain
 from envs.smac.features import FeatureFlags
 from envs.smac.maps import get_map
@@ -112,13 +112,13 @@ def test_stalker_colossus_and_baneling_fire_liberty_weapons():
 
 
 def test_generated_smacv2_scenarios_clip_the_dense_reward_at_zero():
-    from envs.smac.core import make_batch
+    from envs.smac.batch import make_batch
     assert make_batch("smaclite_protoss_5_vs_5", 1, 0, None, {}).rewards.reward_positive_part
     assert not make_batch("3m", 1, 0, None, {}).rewards.reward_positive_part
 
 
 def test_smacv2_own_features_are_health_shield_position_type():
-    from envs.smac.core import make_batch
+    from envs.smac.batch import make_batch
     core = make_batch("smaclite_protoss_5_vs_5", 2, 0, None, {})
     core.reset(np.ones(2, bool))
     obs = core.observe()[0]  # [n_envs, n_agents, 92]; the own features are the last 7

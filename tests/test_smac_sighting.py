@@ -5,7 +5,7 @@ import pytest
 
 from core.errors import UserError
 from envs.smac import StarCraft2Env
-from envs.smac.core import make_batch
+from envs.smac.batch import make_batch
 from envs.smac.sighting import NO_TURN, EnemySighting
 
 

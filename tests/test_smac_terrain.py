@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from envs.smac import StarCraft2Env
+from envs.smac.batch import SMACBatch
 from envs.smac.battle import WALK_PLANE
-from envs.smac.core import SMACBatch
 from envs.smac.features import FeatureFlags
 from envs.smac.maps import MAPS, get_map
 from envs.smac.pathing import build_paths

@@ -20,8 +20,8 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from core.errors import UserError
+from envs.smac.batch import UnavailableActionError, make_batch
 from envs.smac.battle_constants import MOVE_AMOUNT, MOVE_STEPS, N_NON_ATTACK_ACTIONS
-from envs.smac.core import UnavailableActionError, make_batch
 from envs.smac.feature_names import (
     ally_state_attributes,
     enemy_state_attributes,

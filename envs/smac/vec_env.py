@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from envs.smac.core import make_batch
+from envs.smac.batch import make_batch
 from envs.spec import AgentGroup, EnvSpec
 from envs.vec_env import VecEnv, VecStep, allocate, array_layout
 

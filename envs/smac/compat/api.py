@@ -7,8 +7,8 @@ from typing import Any
 import numpy as np
 
 from core.errors import UnknownNameError
+from envs.smac.batch import ONLY_DEFAULT
 from envs.smac.compat.distributions import Distribution, get_distribution
-from envs.smac.core import ONLY_DEFAULT
 from envs.smac.maps import MAPS
 from envs.smac.scenarios import LIMIT, RACES, SMACV2_MAPS, smacv2_defaults
 from envs.smac.starcraft2_env import MultiAgentEnv, StarCraft2Env
