@@ -236,8 +236,8 @@ def test_observing_in_cache_sized_blocks_changes_nothing(name, monkeypatch):
             np.testing.assert_array_equal(one, blocked)
 
 
-SIMULATOR = ("envs.smac.battle", "envs.smac.batch", "envs.smac.starcraft2_env", "envs.smac.pettingzoo_env",
-             "envs.smac.vec_env", "envs.smac.render")
+SIMULATOR = ("envs.smac.battle", "envs.smac.batch", "envs.smac.compat.starcraft2_env",
+             "envs.smac.compat.pettingzoo_env", "envs.smac.vec_env", "envs.smac.render")
 LISTED_THEN_MADE = """
 import json, sys
 import envs

@@ -16,7 +16,7 @@ import pytest
 from core.errors import UserError
 from envs.smac.compat import clients_path
 from envs.smac.compat.api import SMACv2Env, StarCraftCapabilityEnvWrapper, get_smacv2_map_params
-from envs.smac.starcraft2_env import MultiAgentEnv, StarCraft2Env
+from envs.smac.compat.starcraft2_env import MultiAgentEnv, StarCraft2Env
 
 ROOT = Path(__file__).resolve().parents[1]
 

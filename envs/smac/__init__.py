@@ -18,13 +18,13 @@ from envs.smac.maps import MAPS, SMACMap, get_map
 from envs.smac.scenarios import SCENARIOS
 
 if TYPE_CHECKING:
+    from envs.smac.compat.pettingzoo_env import SMACParallelEnv
+    from envs.smac.compat.starcraft2_env import StarCraft2Env
     from envs.smac.heuristic import HeuristicPolicy
-    from envs.smac.pettingzoo_env import SMACParallelEnv
-    from envs.smac.starcraft2_env import StarCraft2Env
     from envs.smac.vec_env import SMACVecEnv
 
-FACES = {"HeuristicPolicy": "envs.smac.heuristic", "SMACParallelEnv": "envs.smac.pettingzoo_env",
-         "StarCraft2Env": "envs.smac.starcraft2_env", "SMACVecEnv": "envs.smac.vec_env"}
+FACES = {"HeuristicPolicy": "envs.smac.heuristic", "SMACParallelEnv": "envs.smac.compat.pettingzoo_env",
+         "StarCraft2Env": "envs.smac.compat.starcraft2_env", "SMACVecEnv": "envs.smac.vec_env"}
 
 
 def __getattr__(name: str) -> Any:
@@ -36,7 +36,7 @@ def __getattr__(name: str) -> Any:
 
 def _entry(map_name: str) -> EnvEntry:
     """The registry entry of map or scenario `map_name`: its PettingZoo and natively batched faces."""
-    from envs.smac.pettingzoo_env import SMACParallelEnv
+    from envs.smac.compat.pettingzoo_env import SMACParallelEnv
     from envs.smac.vec_env import SMACVecEnv
 
     return EnvEntry(functools.partial(SMACParallelEnv, map_name),

@@ -9,9 +9,9 @@ import numpy as np
 from core.errors import UnknownNameError
 from envs.smac.batch import ONLY_DEFAULT
 from envs.smac.compat.distributions import Distribution, get_distribution
+from envs.smac.compat.starcraft2_env import MultiAgentEnv, StarCraft2Env
 from envs.smac.maps import MAPS
 from envs.smac.scenarios import LIMIT, RACES, SMACV2_MAPS, smacv2_defaults
-from envs.smac.starcraft2_env import MultiAgentEnv, StarCraft2Env
 from envs.smac.unit_view import RL_UNIT_NAMES, SC2_UNIT_TYPE_IDS, UnitView
 from envs.smac.units import UNIT_TYPES
 

@@ -22,7 +22,7 @@ import numpy as np
 from core.errors import UserError
 from envs.smac.batch import UnavailableActionError, make_batch
 from envs.smac.battle_constants import MOVE_AMOUNT, MOVE_STEPS, N_NON_ATTACK_ACTIONS
-from envs.smac.feature_names import (
+from envs.smac.compat.feature_names import (
     ally_state_attributes,
     enemy_state_attributes,
     obs_feature_names,

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from envs.smac.starcraft2_env import StarCraft2Env
+from envs.smac.compat.starcraft2_env import StarCraft2Env
 from envs.smac_api import SMACAPIParallelEnv
 
 
