@@ -4,8 +4,9 @@
 
 Each cell is a fresh process training `--steps` env steps (no periodic evaluation): ours with 1 torch thread,
 with 2 threads and GNU OpenMP's default spin (300,000 iterations before an idle worker sleeps; our default
-before core.startup), with 2 threads and OpenMP's passive wait policy (idle workers sleep at once), our default
-(2 threads, spin shortened to 1,000 by core.startup.prepare_process), and stable-baselines3 with the same
+before core.startup), with 2 threads and the spin shortened to 1,000 (libgomp's own value when it has more
+threads than cores), our default (2 threads, OpenMP's passive wait policy set by core.startup.prepare_process:
+idle workers sleep at once), and stable-baselines3 with the same
 settings (benchmarks/single_vs_sb3.py; torch's default threads). "Beside busy" runs the cell next to `--busy`
 processes that spin on the CPU, what two other trainings on a 2-core machine do. Cells are interleaved over the
 repeats; the table holds each cell's median training seconds. Needs the `bench` extra (stable-baselines3).
@@ -25,8 +26,8 @@ ROOT = Path(__file__).resolve().parent.parent
 SETTINGS = {  # name -> (extra command-line overrides, environment variables)
     "1 thread": (["train.torch_threads=1"], {}),
     "2 threads, libgomp's default spin": (["train.torch_threads=2"], {"GOMP_SPINCOUNT": "300000"}),
-    "2 threads, passive wait": (["train.torch_threads=2"], {"OMP_WAIT_POLICY": "PASSIVE"}),
-    "default (2 threads, short spin)": ([], {}),  # the SAC config's torch_threads: 2
+    "2 threads, short spin": (["train.torch_threads=2"], {"GOMP_SPINCOUNT": "1000"}),
+    "default (2 threads, passive wait)": ([], {}),  # the SAC config's torch_threads: 2
 }
 SB3 = """
 import json, sys, time

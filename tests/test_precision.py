@@ -48,14 +48,14 @@ def test_a_training_run_leaves_the_process_as_it_found_it(tmp_path):
         torch.set_num_threads(threads)
 
 
-@pytest.mark.parametrize("env, spin", [({}, "1000"), ({"GOMP_SPINCOUNT": "5"}, "5"),
-                                       ({"OMP_WAIT_POLICY": "ACTIVE"}, None)])
-def test_processes_shorten_openmp_spinning_unless_the_user_chose(env, spin):
-    """prepare_process (every entry point's first call) sets GNU OpenMP's spin count before torch loads, and keeps
-    a user's own spin count or wait policy."""
+@pytest.mark.parametrize("env, policy", [({}, "PASSIVE"), ({"OMP_WAIT_POLICY": "ACTIVE"}, "ACTIVE"),
+                                         ({"GOMP_SPINCOUNT": "1000"}, None)])
+def test_processes_let_idle_openmp_workers_sleep_unless_the_user_chose(env, policy):
+    """prepare_process (every entry point's first call) sets OpenMP's passive wait policy before torch loads, and
+    keeps a user's own wait policy or spin count."""
     code = ("import os; from core.startup import prepare_process; prepare_process(); "
-            "print(os.environ.get('GOMP_SPINCOUNT'))")
+            "print(os.environ.get('OMP_WAIT_POLICY'))")
     base = {k: v for k, v in os.environ.items() if k not in ("GOMP_SPINCOUNT", "OMP_WAIT_POLICY")}
     out = subprocess.run([sys.executable, "-c", code], env={**base, **env}, capture_output=True, text=True,
                          check=True, cwd=Path(__file__).resolve().parent.parent).stdout.strip()
-    assert out == str(spin)
+    assert out == str(policy)
