@@ -136,6 +136,10 @@ def join_error(address: str | None, exc: Exception, log: Path, start: int = 0) -
         python = ".".join(map(str, sys.version_info[:3]))
         return UserError(f"{where} runs another Ray or Python version than this one (Ray {_ray_version()}, "
                          f"Python {python}): install the cluster's versions here; details in {log}")
+    if "ray client connection timeout" in text:  # Ray Client tells a refused token from silence only in debug logs
+        return UserError(f"{where} did not answer as a Ray Client server: check the head's Ray Client port (10001 by "
+                         f"default) and, where the cluster uses token authentication, set RAY_AUTH_MODE=token and "
+                         f"{TOKEN_HELP}")
     lines = [line for line in str(exc).splitlines() if line.strip()]
     reason = lines[-1] if lines else type(exc).__name__
     if address is None:
