@@ -2,9 +2,13 @@
 from __future__ import annotations
 
 import json
+import os
+import secrets
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from importlib import metadata
 from pathlib import Path
@@ -278,3 +282,73 @@ def test_cells_train_with_the_threads_the_grid_reserves_not_their_algorithms_def
     assert len(result.done) == 1, result.failed
     (config,) = (Cell("td3", "Pendulum-v1", 0).directory(tmp_path / "exp") / "run").glob("*/*/*/config.yaml")
     assert "torch_threads: 1\n" in config.read_text()
+
+
+# a two-node Ray cluster on this machine, one CPU a node, token authentication on; it prints its address and
+# stops when its standard input closes
+TWO_NODES = """
+import sys
+from ray.cluster_utils import Cluster
+node = {"num_cpus": 1, "object_store_memory": 80 * 2**20, "temp_dir": sys.argv[1]}
+cluster = Cluster(initialize_head=True, head_node_args={**node, "include_dashboard": False})
+cluster.add_node(**node)
+cluster.wait_for_nodes()
+print(cluster.address, flush=True)
+sys.stdin.read()
+cluster.shutdown()
+"""
+
+
+@pytest.fixture(scope="module")
+def ray_cluster():
+    """(the address, the client environment with the cluster's token) of a running two-node cluster."""
+    pytest.importorskip("ray")
+    env = {**os.environ, "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(16)}
+    temp_dir = tempfile.mkdtemp(prefix="ray", dir="/tmp")  # short: Ray's socket paths must stay under 108 bytes
+    cluster = subprocess.Popen([sys.executable, "-c", TWO_NODES, temp_dir], stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
+    try:
+        address = cluster.stdout.readline().strip() if cluster.stdout else ""
+        assert address, "the cluster did not start"
+        yield address, env
+    finally:
+        cluster.communicate(timeout=60)
+        shutil.rmtree(temp_dir, ignore_errors=True)
+
+
+@pytest.mark.slow
+def test_a_grid_runs_on_a_two_node_cluster_it_joins_with_a_token(tmp_path, ray_cluster):
+    address, env = ray_cluster
+    out = tmp_path / "exp"
+    # each cell needs 1 CPU and both start together: the one-CPU nodes must run one each
+    result = experiment("--algos", "mappo", "--seeds", "2", "--ray-address", address, "--out", str(out), *TINY,
+                        env=env)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "2 cells finished, 0 failed" in result.stdout and "error" not in result.stderr
+    nodes = set()
+    for seed in (0, 1):
+        log = Cell("mappo", "mpe_simple_spread", seed).directory(out) / "log.txt"
+        nodes |= {line.split()[2] for line in log.read_text().splitlines() if line.startswith("ray node ")}
+    assert len(nodes) == 2
+
+
+def test_a_cluster_refusing_the_token_is_one_line(tmp_path, ray_cluster):
+    address, env = ray_cluster
+    for client, message in [({**env, "RAY_AUTH_TOKEN": "not-the-token"}, "refused this client's token"),
+                            ({**env, "RAY_AUTH_MODE": "disabled"}, "requires token authentication: set "
+                                                                    "RAY_AUTH_MODE=token")]:
+        result = experiment("--algos", "mappo", "--seeds", "1", "--ray-address", address,
+                            "--out", str(tmp_path / "exp"), *TINY, env=client)
+        assert result.returncode == 2, result.stdout + result.stderr
+        assert result.stderr.startswith(f"error: the Ray cluster at {address} {message}")
+        assert result.stderr.count("\n") == 1 and "RAY_AUTH_TOKEN" in result.stderr  # one line: what to set
+
+
+def test_an_address_where_no_cluster_listens_is_one_line(tmp_path):
+    pytest.importorskip("ray")
+    result = subprocess.run([sys.executable, str(ROOT / "scripts" / "experiment.py"), "--algos", "mappo", "--seeds",
+                             "1", "--ray-address", "127.0.0.1:1", "--out", str(tmp_path / "exp"), *TINY], cwd=ROOT,
+                            capture_output=True, text=True, timeout=60)  # Ray alone kept trying past 120 s
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.startswith("error: no Ray cluster answers at --ray-address 127.0.0.1:1 (")
+    assert result.stderr.count("\n") == 1

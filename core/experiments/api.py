@@ -81,7 +81,7 @@ def run_experiment(spec: ExperimentSpec, out: PathLike | None = None, *, workers
         from core.experiments.ray_cluster import RayExecutor
 
         gpus = 1.0 if (device or "cpu").startswith("cuda") else 0.0
-        ray_executor = RayExecutor(ray_address, cpus=float(most), gpus=gpus)
+        ray_executor = RayExecutor(ray_address, cpus=float(most), gpus=gpus, log=directory / "ray.log")
         executor, workers = ray_executor, workers or ray_executor.capacity()
     workers = workers or max(1, default_workers() // most)
 
