@@ -13,14 +13,14 @@ trap 'rm -rf "$work"' EXIT
 wheel=$(echo "$work"/dist/*.whl)
 echo "built $(basename "$work"/dist/*.tar.gz) and $(basename "$wheel")"
 
-expected=$(git ls-files configs envs/smac/map_data | sed 's#^configs/#core/configs/#' | sort)
+expected=$(git ls-files configs envs/smac/map_data 'envs/smac/compat/clients/*.py' | sed 's#^configs/#core/configs/#' | sort)
 missing=$(comm -23 <(echo "$expected") <("$python" -c 'import sys, zipfile; print("\n".join(zipfile.ZipFile(sys.argv[1]).namelist()))' "$wheel" | sort))
 if [ -n "$missing" ]; then
   echo "the wheel lacks files read at run time:" >&2
   echo "$missing" >&2
   exit 1
 fi
-echo "the wheel holds all $(echo "$expected" | wc -l) config and map files"
+echo "the wheel holds all $(echo "$expected" | wc -l) config, map and smac stand-in files"
 
 "$python" -m venv "$work/venv"
 "$work/venv/bin/pip" install -q torch==2.13.0

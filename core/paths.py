@@ -1,5 +1,6 @@
-"""Locations of project files found at run time: configs/, at the repository root in a checkout (editable
-installs included) and inside this package as core/configs in an installed wheel (setup.py copies it there)."""
+"""Where the project is found at run time, and by what name it installs. configs/ is at the repository root in a
+checkout (editable installs included) and inside this package as core/configs in an installed wheel (setup.py
+copies it there)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -9,3 +10,10 @@ PROJECT_ROOT = PACKAGE_DIR.parent  # the directory holding the import packages: 
 # the wheel's own copy wins: in site-packages, a `configs` folder beside the packages would be another project's
 _INSTALLED_CONFIGS = PACKAGE_DIR / "configs"
 CONFIG_DIR = _INSTALLED_CONFIGS if _INSTALLED_CONFIGS.is_dir() else PROJECT_ROOT / "configs"
+
+DISTRIBUTION = "concerto-marl"  # the name on the package index (`concerto` there is an unrelated project)
+
+
+def install_hint(extra: str) -> str:
+    """How to install an optional extra, from the package index or in a checkout."""
+    return f"pip install '{DISTRIBUTION}[{extra}]' (in a checkout: pip install -e '.[{extra}]')"

@@ -16,6 +16,7 @@ from types import ModuleType
 from typing import Any
 
 from core.errors import UserError, describe_exception
+from core.paths import install_hint
 
 STEP = "env_steps"  # the x axis of every metric
 DEFAULT_PROJECT = "concerto"
@@ -27,7 +28,7 @@ def import_wandb() -> ModuleType:
     try:
         import wandb
     except ImportError:
-        raise UserError("train.loggers includes wandb, which is not installed: pip install -e '.[wandb]' "
+        raise UserError(f"train.loggers includes wandb, which is not installed: {install_hint('wandb')} "
                         "(or drop wandb from train.loggers)") from None
     return wandb
 

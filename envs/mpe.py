@@ -7,6 +7,7 @@ import inspect
 from typing import Any
 
 from core.errors import MissingDependencyError, UserError
+from core.paths import install_hint
 from envs.registry import register
 
 # scenario -> mpe2 module
@@ -30,7 +31,7 @@ def make_mpe(scenario: str, **kwargs: Any):
     except ModuleNotFoundError as exc:
         if exc.name and exc.name.split(".")[0] == "mpe2":
             raise MissingDependencyError(
-                f"env mpe_{scenario} needs the mpe2 package: pip install 'concerto[mpe]' (or pip install mpe2)"
+                f"env mpe_{scenario} needs the mpe2 package: {install_hint('mpe')} (or pip install mpe2)"
             ) from None
         raise
     params = inspect.signature(getattr(module, "raw_env", module.parallel_env)).parameters

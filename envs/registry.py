@@ -65,7 +65,8 @@ def registered_names() -> list[str]:
 def resolve(name: str) -> EnvEntry:
     """The registry entry for `name`, importing `module:factory` names on demand."""
     if name in _LAZY:
-        _REGISTRY[name] = _LAZY.pop(name)()
+        _REGISTRY[name] = _LAZY[name]()  # a loader that fails keeps the name listed, to fail the same way again
+        del _LAZY[name]
     if name in _REGISTRY:
         return _REGISTRY[name]
     if ":" in name:

@@ -10,6 +10,7 @@ import functools
 from typing import Any
 
 from core.errors import MissingDependencyError
+from core.paths import install_hint
 from envs.registry import register
 from envs.smac_api import SMACAPIParallelEnv
 
@@ -43,7 +44,7 @@ def make_smacv2(race: str, n_units: int, n_enemies: int, **kwargs: Any) -> SMACA
     except ImportError:
         raise MissingDependencyError(
             f"env smacv2_{race}_{n_units}_vs_{n_enemies} needs the smacv2 package and StarCraft II: "
-            "pip install 'concerto[smacv2]' and install StarCraft II (set SC2PATH); "
+            f"{install_hint('smacv2')} and install StarCraft II (set SC2PATH); "
             "without SC2 use the built-in smac_<map> envs") from None
     env = StarCraftCapabilityEnvWrapper(capability_config=capability_config(race, n_units, n_enemies),
                                         map_name=f"10gen_{race}", **{**ENV_KWARGS, **kwargs})

@@ -38,6 +38,7 @@ from core.errors import (
     UserError,
     describe_exception,
 )
+from core.paths import install_hint
 
 VECTORIZATION = {"sync": "sync", "subproc": "async"}
 PLAIN = (bool, int, float, str, type(None), np.ndarray, np.generic)
@@ -119,7 +120,7 @@ class TransitionVecEnv:
                                wrappers=[Snapshot, *wrappers], **env_kwargs)
         except gym.error.DependencyNotInstalled as exc:
             raise MissingDependencyError(f"env {env_id!r} needs an optional dependency ({str(exc).splitlines()[0]}); "
-                                         "for Box2D envs: pip install -e '.[box2d]'") from None
+                                         f"for Box2D envs: {install_hint('box2d')}") from None
         except (gym.error.NameNotFound, gym.error.NamespaceNotFound, gym.error.VersionNotFound) as exc:
             raise UnknownNameError(f"unknown gymnasium env {env_id!r}: {str(exc).splitlines()[0]}") from None
         except (gym.error.Error, ModuleNotFoundError) as exc:

@@ -56,7 +56,7 @@ def test_malformed_yaml_and_missing_extra(tmp_path):
     assert result.returncode == 2 and "malformed YAML" in result.stderr and len(result.stderr.splitlines()) == 1
     result = cli("--algo", "mappo", "--env", "mpe_simple_spread", "--logdir", str(tmp_path),
                  prelude="import sys; sys.modules['mpe2'] = None; ")
-    assert result.returncode == 2 and "pip install 'concerto[mpe]'" in result.stderr
+    assert result.returncode == 2 and "pip install 'concerto-marl[mpe]'" in result.stderr
     assert len(result.stderr.splitlines()) == 1
 
 

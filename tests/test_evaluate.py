@@ -220,7 +220,7 @@ def test_bad_runs_and_checkpoints(mappo_run: Path, dqn_run: Path, painted_run: P
                    "env examples.custom_env:make_env cannot be recorded: it does not implement render()")
     monkeypatch.setitem(sys.modules, "imageio", None)  # the video extra not installed
     one_error_line(capsys, evaluate_script.main([str(mappo_run), "--mp4", str(tmp_path / "x.mp4")]),
-                   "pip install -e '.[video]'")
+                   "pip install 'concerto-marl[video]' (in a checkout: pip install -e '.[video]')")
 
 
 def test_smac_frames_show_health_levels_shields_and_the_step() -> None:

@@ -170,7 +170,8 @@ def test_ray_without_ray_installed_is_one_line(tmp_path):
                              "--out", str(tmp_path / "exp"), *TINY], cwd=ROOT, capture_output=True, text=True,
                             timeout=120)
     assert result.returncode == 2, result.stderr
-    assert result.stderr.strip() == 'error: --ray needs Ray: pip install "concerto[ray]" (or pip install "ray>=2.9")'
+    assert result.stderr.strip() == ("error: --ray needs Ray: pip install 'concerto-marl[ray]' (in a checkout: pip "
+                                     "install -e '.[ray]') (or pip install 'ray>=2.9')")
 
 
 @pytest.mark.slow

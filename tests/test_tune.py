@@ -131,7 +131,8 @@ def test_without_optuna_it_says_what_to_install(tmp_path: Path, monkeypatch: pyt
 def test_ray_without_ray_says_what_to_install(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "ray", None)
     code, _, stderr = tune(tmp_path / "study", "--trials", "3", "--ray")
-    assert (code, stderr) == (2, 'error: --ray needs Ray: pip install "concerto[ray]" (or pip install "ray>=2.9")\n')
+    assert (code, stderr) == (2, "error: --ray needs Ray: pip install 'concerto-marl[ray]' (in a checkout: pip install "
+                                 "-e '.[ray]') (or pip install 'ray>=2.9')\n")
 
 
 @pytest.mark.parametrize("args, space, message", [

@@ -175,7 +175,7 @@ def test_an_experiment_groups_its_cells_by_the_grid_name(wandb_env, tmp_path):
 def test_wandb_not_installed_is_one_line_and_exit_2(tmp_path, capsys, monkeypatch):
     monkeypatch.setitem(sys.modules, "wandb", None)  # `import wandb` raises ImportError
     assert marl_main([*SPREAD, WANDB, "--logdir", str(tmp_path)]) == 2
-    assert_one_error_line(capsys.readouterr().err, "wandb, which is not installed: pip install -e '.[wandb]'")
+    assert_one_error_line(capsys.readouterr().err, "wandb, which is not installed: pip install 'concerto-marl[wandb]'")
     assert not list(tmp_path.rglob("run.json"))  # the run directory of a run that never started is removed
 
 

@@ -17,11 +17,12 @@ import gymnasium as gym
 import numpy as np
 
 from core.errors import MissingDependencyError, UserError
+from core.paths import install_hint
 
 VideoKind = Literal["gif", "mp4"]
 DEFAULT_FPS = 8.0  # envs that do not say (metadata "render_fps"): about a StarCraft step's game time
 MIN_GIF_FRAME_MS = 20  # browsers play shorter GIF frames at 100 ms
-INSTALL_HINT = "pip install -e '.[video]' (or pip install pillow imageio imageio-ffmpeg)"
+INSTALL_HINT = f"{install_hint('video')} (or pip install pillow imageio imageio-ffmpeg)"
 
 
 class FrameLog:

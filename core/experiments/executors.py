@@ -45,7 +45,7 @@ class CellProcess(Protocol):
 
 
 class Executor(Protocol):
-    """Where cells run: this machine's processes (LocalExecutor) or a Ray cluster (core.experiments.ray)."""
+    """Where cells run: this machine's processes (LocalExecutor) or a Ray cluster (core.experiments.ray_cluster)."""
 
     def start(self, argv: list[str], log: Path) -> CellProcess:
         """Start `argv`, its output appended to `log`."""

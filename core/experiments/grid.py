@@ -100,9 +100,11 @@ def parse_seeds(text: str) -> list[int]:
 
 
 def run_dir(cell_dir: Path) -> Path | None:
-    """The cell's run directory, once its run has created it."""
-    runs = sorted((cell_dir / "run").glob("*/*/*/config.yaml"))
-    return runs[-1].parent if runs else None
+    """The cell's run directory, once its run has created it: the newest with a checkpoint, else the newest (a
+    resume whose checkpoint had left its run continues in a second one, which may fail before checkpointing)."""
+    runs = [path.parent for path in sorted((cell_dir / "run").glob("*/*/*/config.yaml"))]
+    newest = [run for run in runs if checkpoint_dirs(run)] or runs
+    return newest[-1] if newest else None
 
 
 def read_summary(cell_dir: Path) -> dict[str, Any] | None:

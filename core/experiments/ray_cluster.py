@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import UserError
+from core.paths import install_hint
 
 CONNECT_TIMEOUT_S = 5.0  # for the TCP connection to the cluster's address, before Ray tries it
 # Ray's attempts to reach the cluster's GCS once the address answers, about 2 s each (Ray's default is 20): a
@@ -70,7 +71,7 @@ def require_ray() -> Any:
     try:
         import ray
     except ImportError:
-        raise UserError('--ray needs Ray: pip install "concerto[ray]" (or pip install "ray>=2.9")') from None
+        raise UserError(f"--ray needs Ray: {install_hint('ray')} (or pip install 'ray>=2.9')") from None
     return ray
 
 

@@ -23,6 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from core.errors import MissingDependencyError, UserError
+from core.paths import install_hint
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -222,8 +223,7 @@ def learning_curves(results: Results, metric: str) -> dict[TaskKey, dict[str, tu
 
 def _require() -> None:
     if rly is None:
-        raise MissingDependencyError("experiment reports need rliable and matplotlib: "
-                                     "pip install 'concerto[experiments]'")
+        raise MissingDependencyError(f"experiment reports need rliable and matplotlib: {install_hint('experiments')}")
 
 
 @contextmanager

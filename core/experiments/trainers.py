@@ -23,6 +23,7 @@ from importlib import metadata
 from types import ModuleType
 
 from core.errors import UnknownNameError, UserError
+from core.paths import DISTRIBUTION
 from core.user_code import user_code
 
 GROUP = "concerto.trainers"
@@ -49,8 +50,8 @@ def trainer_main(name: str) -> Callable[[list[str]], int]:
     """The `main(argv) -> int` of the trainer registered under `name` (ours: marl, single_agent)."""
     points = {point.name: point for point in metadata.entry_points(group=GROUP)}
     if name not in points:
-        raise UserError(f"no trainer {name!r} is installed (group {GROUP}): run pip install -e . in the project's "
-                        "checkout")
+        raise UserError(f"no trainer {name!r} is installed (group {GROUP}): pip install {DISTRIBUTION}, or pip "
+                        "install -e . in the project's checkout")
     with user_code(f"importing the trainer {name!r} ({points[name].value}) failed"):
         main: Callable[[list[str]], int] = importlib.import_module(points[name].module).main
     return main

@@ -20,6 +20,7 @@ from core.errors import ConfigError, Interrupted, MissingDependencyError, UserEr
 from core.experiments.executors import default_workers
 from core.experiments.grid import parse_seeds
 from core.experiments.trainers import trainer_module
+from core.paths import install_hint
 from core.run_config import _route_overrides, env_dir_name, resolve_config
 from core.tuning.objective import Executor, TuneSettings
 from core.tuning.pruning import make_pruner
@@ -28,7 +29,7 @@ from core.tuning.space import check_values, default_space, load_space
 from core.tuning.study import open_study, optimize
 
 MAX_TRIALS = 100_000
-INSTALL = "pip install -e '.[tune]' (or pip install 'optuna>=3.5')"
+INSTALL = f"{install_hint('tune')} (or pip install 'optuna>=3.5')"
 DASHBOARD = "optuna-dashboard"
 
 EPILOG = f"""\

@@ -190,8 +190,8 @@ class Engine(Protocol):
 
 class Battle:
     """State and dynamics of `n_envs` battles on `smac_map`; see module docstring. `roster` draws each new
-    episode's unit types and positions (default: the map's fixed teams); `compiled=False` runs the engine as
-    plain Python (slow; for tests and debugging)."""
+    episode's unit types and positions (default: the map's fixed teams); `engine` steps them (envs/smac/engine.py,
+    compiled or its plain-Python run, as SMACBatch chooses)."""
 
     def __init__(self, smac_map: SMACMap, n_envs: int, rng: np.random.Generator, engine: Engine,
                  roster: Roster | None = None) -> None:

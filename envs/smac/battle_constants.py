@@ -9,8 +9,7 @@ TICKS_PER_STEP = 8
 # acquire range of 5 plus both radii, and up to 1 unit of random jitter in the enemy's nearest-target
 # choice put the SMAC paper's heuristic (heuristic_ai) at 88% on 2s3z (paper: 90%) and 46-53% on 3s5z
 # (paper: 42%) over seeds 0-2, 600 episodes each.
-SENSE_EVERY = 2  # ticks between collision resolutions
-RETARGET_EVERY = 2  # ticks between enemy target re-selections (a multiple of SENSE_EVERY)
+SENSE_EVERY = 2  # ticks between collision resolutions and enemy target re-selections
 AI_TARGET_JITTER = 1.0  # random distance added to each candidate when the enemy AI picks a target
 DENSE_COLLISION_UNITS = 20  # up to this many units per battle, collisions use dense [B, U, U] arithmetic
 D2_MARGIN = 0.05  # slack on the pre-selection of colliding pairs, far above its float32 rounding (~1e-3)

@@ -51,7 +51,7 @@ class COMAConfig:
     policy_gradient: Literal["sampled", "expected", "boltzmann"] = "boltzmann"
     temperature: PositiveFloat = 0.02  # boltzmann: the actors fit softmax(Q / temperature) over available actions
     temperature_final: PositiveFloat | None = None  # if set, temperature moves linearly to this over the run
-    lr_anneal: bool = False  # both learning rates decay linearly to 0 over the run (train.steps)
+    lr_anneal: bool = False  # both learning rates decay linearly to 0 over train.schedule_steps
     reverse_kl_final: Probability = 1.0  # boltzmann: the reverse KL's share of the actors' loss grows to this
     target_update_interval: PositiveInt = 80  # critic updates between target copies (every 10 batches)
     epsilon_start: Probability = 0.5

@@ -40,7 +40,7 @@ class MAPPOConfig:
     num_minibatches: PositiveInt = 1
     lr: PositiveFloat = 7e-4
     critic_lr: PositiveFloat = 7e-4
-    lr_anneal: bool = False  # both learning rates decay linearly to 0 over the run (train.steps)
+    lr_anneal: bool = False  # both learning rates decay linearly to 0 over train.schedule_steps
     gamma: Probability = 0.99
     gae_lambda: Probability = 0.95
     bootstrap_truncated: bool = True  # false: an episode cut by the time limit ends as a terminated one (no bootstrap)

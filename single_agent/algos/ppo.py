@@ -26,7 +26,7 @@ class PPOConfig:
     batch_size: PositiveInt = 64  # minibatch size in transitions
     n_epochs: PositiveInt = 10
     lr: PositiveFloat = 3e-4
-    anneal: bool = False         # decay lr and clip range linearly to 0 over the run (train.steps)
+    anneal: bool = False         # decay lr and clip range linearly to 0 over train.schedule_steps
     gamma: Probability = 0.99
     gae_lambda: Probability = 0.95
     clip_range: PositiveFloat = 0.2
