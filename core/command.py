@@ -6,6 +6,7 @@ imports neither side.
 """
 from __future__ import annotations
 
+import importlib
 import sys
 from collections.abc import Callable
 from typing import NamedTuple
@@ -33,24 +34,11 @@ def _trainer(name: str) -> Callable[[list[str]], int]:
     return run
 
 
-def _evaluate(argv: list[str]) -> int:
-    from core.evaluation.cli import main
-    return main(argv)
-
-
-def _experiment(argv: list[str]) -> int:
-    from core.experiments.cli import main
-    return main(argv)
-
-
-def _report(argv: list[str]) -> int:
-    from core.experiments.cli import main
-    return main(["--report", *argv])
-
-
-def _tune(argv: list[str]) -> int:
-    from core.tuning.cli import main
-    return main(argv)
+def _main_of(module: str, *prefix: str) -> Callable[[list[str]], int]:
+    """`module.main([*prefix, *argv])`, imported only when the command runs (start-up stays cheap)."""
+    def run(argv: list[str]) -> int:
+        return int(importlib.import_module(module).main([*prefix, *argv]))
+    return run
 
 
 COMMANDS = {
@@ -59,14 +47,16 @@ COMMANDS = {
     "train-single": Command("train a single-agent algorithm on a gymnasium env",
                             "concerto train-single --algo dqn --env CartPole-v1", _trainer("single_agent")),
     "evaluate": Command("play a trained run again: statistics, GIF or MP4",
-                        "concerto evaluate runs/smac_3m/mappo/<run> --gif battle.gif", _evaluate),
+                        "concerto evaluate runs/smac_3m/mappo/<run> --gif battle.gif",
+                        _main_of("core.evaluation.cli")),
     "experiment": Command("run a grid of algorithms x envs x seeds and report on it",
                           "concerto experiment --algos mappo,qmix --envs smac_3m --seeds 5 --steps 500000",
-                          _experiment),
+                          _main_of("core.experiments.cli")),
     "report": Command("(re)write the report of experiment directories (IQM, intervals, plots)",
-                      "concerto report experiments/<grid> [--out DIR]", _report),
+                      "concerto report experiments/<grid> [--out DIR]",
+                      _main_of("core.experiments.cli", "--report")),
     "tune": Command("tune hyperparameters with Optuna", "concerto tune --algo qmix --env smac_3m --trials 30",
-                    _tune),
+                    _main_of("core.tuning.cli")),
 }
 
 
