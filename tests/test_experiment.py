@@ -18,6 +18,7 @@ import pytest
 
 from core.errors import UserError
 from core.experiments import report_experiments, run_experiment, trainers
+from core.experiments.cli import parser, spec_from_args
 from core.experiments.executors import run_grid
 from core.experiments.grid import Cell, ExperimentSpec, cell_state, parse_seeds
 from core.experiments.results import collect, env_task
@@ -261,6 +262,24 @@ def test_a_spec_rejects_empty_or_repeated_names_and_bad_budgets():
     for kwargs, message in bad:
         with pytest.raises(UserError, match=message):
             ExperimentSpec(**{"algos": ["mappo"], "envs": ["smac_3m"], "seeds": [0], "steps": 10, **kwargs})
+
+
+def test_each_cell_can_train_from_its_own_config_file(tmp_path):
+    """train_config fills in {algo} and {env}: a grid over maps runs each map's reference recipe."""
+    spec = ExperimentSpec(["mappo", "qmix"], ["smac_3m", "smac_MMM2"], [0], 10,
+                          train_config=str(ROOT / "configs/reference/{algo}_{env}.yaml"))
+    cell = spec.cells()[-1]
+    assert spec.config_file(cell) == ROOT / f"configs/reference/{cell.algo}_{cell.env}.yaml"
+    assert spec.to_dict()["train_config"].endswith("{algo}_{env}.yaml")
+    assert "train_config" not in ExperimentSpec(["mappo"], ["smac_3m"], [0], 10).to_dict()  # old grids still match
+    reference = str(ROOT / "configs/reference/{algo}_{env}.yaml")
+    with pytest.raises(UserError, match=r"training config .*mappo_smac_nowhere.yaml .* is not a file"):
+        ExperimentSpec(["mappo"], ["smac_nowhere"], [0], 10, train_config=reference)
+    with pytest.raises(UserError, match=r"only \{algo\} and \{env\}"):
+        ExperimentSpec(["mappo"], ["smac_3m"], [0], 10, train_config=str(tmp_path / "{seed}.yaml"))
+    args = parser().parse_intermixed_args(["--algos", "mappo", "--envs", "smac_3m", "--steps", "10",
+                                           "--train-config", reference])
+    assert spec_from_args(args).config_file(Cell("mappo", "smac_3m", 0)).name == "mappo_smac_3m.yaml"
 
 
 def test_trainers_come_from_entry_points_and_a_broken_one_is_one_line(monkeypatch):

@@ -91,8 +91,10 @@ def run_experiment(spec: ExperimentSpec, out: PathLike | None = None, *, workers
                 *(f"--callback={c}" for c in callbacks)]
         if resume is not None:
             return launch_command(modules[cell.algo], [*base, "--resume", str(resume)])
+        config = spec.config_file(cell)
         return launch_command(modules[cell.algo], [
             *base, "--algo", cell.algo, "--env", cell.env, "--seed", str(cell.seed),
+            *(["--config", str(config.resolve())] if config else []),
             f"train.torch_threads={threads[cell.algo]}",
             f"train.experiment={json.dumps(directory.resolve().name)}",  # quoted: a name such as 2024 stays text
             *spec.cell_overrides(cell)])

@@ -22,7 +22,7 @@ from core.experiments.executors import default_workers
 from core.experiments.grid import ExperimentSpec, parse_seeds
 
 EXIT_INCOMPLETE = 75  # EX_TEMPFAIL: rerun to continue
-EXPERIMENT_FILE_KEYS = {"algos", "envs", "seeds", "steps", "overrides", "algo_overrides"}
+EXPERIMENT_FILE_KEYS = {"algos", "envs", "seeds", "steps", "overrides", "algo_overrides", "train_config"}
 
 
 def parser() -> Parser:
@@ -37,7 +37,11 @@ def parser() -> Parser:
     p.add_argument("--device", help="cpu (default), cuda or cuda:N for every cell")
     p.add_argument("--ray", action="store_true", help="run the cells as tasks on a local Ray")
     p.add_argument("--ray-address", help="run the cells on this Ray cluster (e.g. ray://head:10001 or auto)")
-    p.add_argument("--config", help="experiment YAML: algos, envs, seeds, steps, overrides, algo_overrides")
+    p.add_argument("--config", help="experiment YAML: algos, envs, seeds, steps, overrides, algo_overrides, "
+                                    "train_config")
+    p.add_argument("--train-config", metavar="PATH",
+                   help="each cell's training config; {algo} and {env} are filled in "
+                        "(e.g. 'configs/reference/{algo}_{env}.yaml')")
     p.add_argument("--report", nargs="+", metavar="DIR[=LABEL]",
                    help="only (re)write the report of these experiments; =LABEL renames an experiment's algorithm")
     p.add_argument("--no-progress", action="store_true")
@@ -71,7 +75,10 @@ def spec_from_args(args: argparse.Namespace) -> ExperimentSpec:
     if not isinstance(per_algo, Mapping):
         raise UserError(f"{args.config}: algo_overrides must map an algorithm to key: value pairs")
     algo_overrides = {str(a): _pairs(v, f"algo_overrides.{a}") for a, v in per_algo.items()}
-    return ExperimentSpec(algos, envs, seeds, steps, overrides, algo_overrides)
+    train_config = args.train_config or data.get("train_config")
+    if train_config is not None and not isinstance(train_config, str):
+        raise UserError(f"{args.config}: train_config must be a path, got {train_config!r}")
+    return ExperimentSpec(algos, envs, seeds, steps, overrides, algo_overrides, train_config)
 
 
 def main(argv: list[str] | None = None) -> int:

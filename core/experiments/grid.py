@@ -42,8 +42,10 @@ class Cell:
 @dataclass
 class ExperimentSpec:
     """What to run: every algorithm on every env for every seed, `steps` env steps each. `overrides` (key=value)
-    apply to every cell, `algo_overrides[algo]` after them to that algorithm's cells. Raises UserError for an
-    empty or repeated name or seed, or a budget below 1."""
+    apply to every cell, `algo_overrides[algo]` after them to that algorithm's cells. `train_config`, if given,
+    is each cell's training config file (`--config`), a path in which `{algo}` and `{env}` stand for the cell's
+    (configs/reference/{algo}_{env}.yaml). Raises UserError for an empty or repeated name or seed, a budget
+    below 1, or a cell whose training config file does not exist."""
 
     algos: list[str]
     envs: list[str]
@@ -51,6 +53,7 @@ class ExperimentSpec:
     steps: int
     overrides: list[str] = field(default_factory=list)
     algo_overrides: dict[str, list[str]] = field(default_factory=dict)
+    train_config: str | None = None
 
     def __post_init__(self) -> None:
         self.algos, self.envs = _unique(self.algos, "--algos"), _unique(self.envs, "--envs")
@@ -61,6 +64,19 @@ class ExperimentSpec:
             raise UserError(f"--steps must be a positive integer, got {self.steps!r}")
         self.overrides = list(self.overrides)
         self.algo_overrides = {a: list(o) for a, o in self.algo_overrides.items()}
+        missing = [path for cell in self.cells() if (path := self.config_file(cell)) and not path.is_file()]
+        if missing:
+            raise UserError(f"training config {missing[0]} (from {self.train_config}) is not a file")
+
+    def config_file(self, cell: Cell) -> Path | None:
+        """The cell's training config file (`train_config` filled in), or None."""
+        if self.train_config is None:
+            return None
+        try:
+            return Path(self.train_config.format(algo=cell.algo, env=cell.env))
+        except (KeyError, IndexError, ValueError) as exc:
+            raise UserError(f"train_config {self.train_config!r}: only {{algo}} and {{env}} may be filled in "
+                            f"({exc})") from None
 
     def cells(self) -> list[Cell]:
         return [Cell(a, e, s) for e in self.envs for a in self.algos for s in self.seeds]
@@ -69,8 +85,9 @@ class ExperimentSpec:
         return [*self.overrides, *self.algo_overrides.get(cell.algo, [])]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"algos": self.algos, "envs": self.envs, "seeds": self.seeds, "steps": self.steps,
+        grid = {"algos": self.algos, "envs": self.envs, "seeds": self.seeds, "steps": self.steps,
                 "overrides": self.overrides, "algo_overrides": self.algo_overrides}
+        return grid if self.train_config is None else {**grid, "train_config": self.train_config}
 
 
 def _unique(values: Iterable[Any], flag: str) -> list[Any]:
