@@ -29,12 +29,13 @@ def test_an_attack_order_alone_does_not_turn_a_far_enemy():
 
 def test_an_enemy_retaliates_when_the_first_hit_lands_not_when_it_is_targeted():
     """A stalker (reach 7.1 against a zealot) fires from beyond the zealot's scan range (6.1): the zealot turns
-    on it once the first shot lands (fired at tick 10, 3 ticks of flight), not when the order is given."""
+    on it once the first shot lands (its attack starts at tick 7, the shot follows the damage point at tick 10,
+    3 ticks of flight), not when the order is given."""
     core = started(SMACBatch(get_map("3s_vs_3z"), 1, seed=0, flags=FeatureFlags()))
     s, a = core.battle.state, core.n_agents
     s.z[0] = [10 + 16j, 3 + 8j, 3 + 23j, 16.8 + 16j, 28 + 8j, 28 + 23j]  # zealot 0 is 6.8 from stalker 0
     s.attack_point[0] = s.z[0, a]  # zealot 0 stands where it is
-    s.cooldown[0, 0] = 10.0  # stalker 0's weapon is ready at tick 10: in the second step
+    s.cooldown[0, 0] = 7.0  # stalker 0's weapon is ready at tick 7, its shot lands in the second step
     actions = np.ones((1, a), np.int64)
     actions[0, 0] = 6 + 0  # stalker 0 attacks zealot 0, in reach: it stands and waits for its weapon
     core.battle.step(actions)

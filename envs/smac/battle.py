@@ -21,7 +21,7 @@ from envs.smac.battle_constants import (
     DT,
     FAR,
     MEDIVAC_TARGET_PENALTY,
-    SCAN_RANGE,
+    MIN_SCAN_RANGE,
 )
 from envs.smac.maps import MAP_SIZE, SMACMap
 from envs.smac.pathing import map_paths
@@ -38,7 +38,7 @@ WALK_PLANE = (MAP_SIZE + 2) ** 2  # offset of the cliff walkers' grid in Battle.
 # map constants that checkpoints saved before the typed containers also hold; loading ignores them
 RETIRED_STATE_KEYS = frozenset({"is_ally", "enemy_of"})
 # state that checkpoints saved before it existed lack; loading one fills it with its value at a reset
-ADDED_STATE_KEYS = {"hit_in": FAR}
+ADDED_STATE_KEYS = {"hit_in": FAR, "swing_target": -1, "swing": 0.0}
 
 
 @dataclass(slots=True)
@@ -81,6 +81,8 @@ class UnitStats(_Arrays):
     splash_radius: np.ndarray
     regen_per_tick: np.ndarray  # zerg hp regeneration
     projectile_ticks: np.ndarray  # int64 ticks from firing to the hit landing
+    damage_point_ticks: np.ndarray  # ticks from an attack's start to its shot
+    range_slop: np.ndarray  # an attack under way goes on while its target is within reach plus this
     target_penalty: np.ndarray  # [n_envs, n_agents] float32: added to an ally's distance by the enemy AI
 
     @classmethod
@@ -94,7 +96,8 @@ class UnitStats(_Arrays):
             heal_per_tick=t.heal_per_tick[kinds], is_medivac=t.is_medivac[kinds],
             is_line_splash=t.is_line_splash[kinds], is_suicide=t.is_suicide[kinds],
             splash_radius=t.splash_radius[kinds], regen_per_tick=t.regen_per_tick[kinds],
-            projectile_ticks=t.projectile_ticks[kinds],
+            projectile_ticks=t.projectile_ticks[kinds], damage_point_ticks=t.damage_point_ticks[kinds],
+            range_slop=t.range_slop[kinds],
             target_penalty=np.where(t.is_medivac[kinds[:, :n_agents]], np.float32(MEDIVAC_TARGET_PENALTY),
                                     np.float32(0.0)))
 
@@ -110,7 +113,7 @@ class PairStats(_Arrays):
     radius_sum: np.ndarray
     volley: np.ndarray  # damage of one volley: hit damage x attacks
     hit_damage: np.ndarray  # damage of one hit, the bonus against the target's armour included
-    scan_reach: np.ndarray  # enemy auto-acquire distance: scan range plus both radii
+    scan_reach: np.ndarray  # enemy auto-acquire distance: scan range (at least the weapon's range) plus both radii
     collide_d2: np.ndarray  # pairs closer than this squared distance may overlap (-1: never collide)
     scan_ea: np.ndarray  # [n_envs, E, A] scan_reach of enemies against allies, contiguous: always its own array
 
@@ -126,7 +129,7 @@ class PairStats(_Arrays):
         ground, over = ~t.is_medivac[kinds], t.steps_over_ground[kinds]
         collide = ground[:, :, None] & ground[:, None, :] & ~np.eye(u, dtype=bool) \
             & (over[:, :, None] == over[:, None, :])  # a colossus walks over the others
-        scan_reach = SCAN_RANGE + radius_sum
+        scan_reach = np.maximum(t.range[kinds], np.float32(MIN_SCAN_RANGE))[:, :, None] + radius_sum
         return cls(reach=t.range[kinds][:, :, None] + radius_sum, radius_sum=radius_sum,
                    volley=hit * t.attacks[kinds][:, :, None], hit_damage=hit, scan_reach=scan_reach,
                    # large battles pre-select colliding pairs on approximate squared distances
@@ -153,6 +156,8 @@ class BattleState(_Arrays):
     shield: np.ndarray
     energy: np.ndarray  # medivacs
     cooldown: np.ndarray  # ticks until the weapon is ready
+    swing_target: np.ndarray  # the target of the attack under way (its damage point not yet over), -1 for none
+    swing: np.ndarray  # ticks until that attack's shot
     shield_delay: np.ndarray  # ticks until shields regenerate
     alive: np.ndarray
     ai_target: np.ndarray  # the enemy AI's target unit, -1 for none
@@ -169,7 +174,8 @@ class BattleState(_Arrays):
         shape = (n_envs, n_units)
         return cls(z=np.zeros(shape, np.complex64), hp=np.zeros(shape, np.float32),
                    shield=np.zeros(shape, np.float32), energy=np.zeros(shape, np.float32),
-                   cooldown=np.zeros(shape, np.float32), shield_delay=np.zeros(shape, np.float32),
+                   cooldown=np.zeros(shape, np.float32), swing_target=np.full(shape, -1),
+                   swing=np.zeros(shape, np.float32), shield_delay=np.zeros(shape, np.float32),
                    alive=np.zeros(shape, bool), ai_target=np.full(shape, -1), last_target=np.full(shape, -1),
                    hit_in=np.full((n_envs, n_agents), FAR, np.float32),
                    steps=np.zeros(n_envs, np.int64), attack_point=np.full(n_envs, attack_point, np.complex64),
@@ -287,6 +293,8 @@ class Battle:
         s.shield[idx] = st.max_shield[idx]
         s.energy[idx] = np.where(st.is_medivac[idx], MEDIVAC_START_ENERGY, 0.0)
         s.cooldown[idx] = self.rng.uniform(0, 1, (idx.size, self.n_units))
+        s.swing_target[idx] = -1
+        s.swing[idx] = 0.0
         s.shield_delay[idx] = 0.0
         s.alive[idx] = True
         s.ai_target[idx] = -1

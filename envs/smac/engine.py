@@ -35,6 +35,7 @@ from envs.smac.battle_constants import (
     MOVE_AMOUNT,
     MOVE_STEPS,
     N_NON_ATTACK_ACTIONS,
+    RANDOM_DELAY,
     SENSE_EVERY,
     TICKS_PER_STEP,
 )
@@ -101,6 +102,8 @@ class Tuning(NamedTuple):
     energy_step: np.float32  # medivac energy regenerated per tick
     energy_max: np.float32
     hp_per_energy: np.float32
+    delay_min: np.float32  # the random delay added to an attack's cooldown, in ticks: delay_min + span * U[0, 1)
+    delay_span: np.float32
     move_x: np.ndarray  # float32 offsets of the four move actions (N, S, E, W)
     move_y: np.ndarray
 
@@ -114,7 +117,8 @@ def tuning() -> Tuning:
                   shield_step=np.float32(SHIELD_REGEN_PER_SECOND * DT),
                   shield_wait=np.float32(SHIELD_REGEN_DELAY / DT),
                   energy_step=np.float32(MEDIVAC_ENERGY_REGEN * DT), energy_max=np.float32(MEDIVAC_MAX_ENERGY),
-                  hp_per_energy=np.float32(MEDIVAC_HP_PER_ENERGY),
+                  hp_per_energy=np.float32(MEDIVAC_HP_PER_ENERGY), delay_min=np.float32(RANDOM_DELAY[0] / DT),
+                  delay_span=np.float32((RANDOM_DELAY[1] - RANDOM_DELAY[0]) / DT),
                   move_x=(np.float32(MOVE_AMOUNT) * MOVE_STEPS.real).astype(np.float32),
                   move_y=(np.float32(MOVE_AMOUNT) * MOVE_STEPS.imag).astype(np.float32))
 
@@ -169,6 +173,8 @@ class Units(NamedTuple):
     splash_radius: np.ndarray
     target_penalty: np.ndarray  # [n_envs, n_agents]
     walks_cliffs: np.ndarray
+    damage_point_ticks: np.ndarray
+    range_slop: np.ndarray
 
 
 class Pairs(NamedTuple):
@@ -190,6 +196,8 @@ class State(NamedTuple):
     shield: np.ndarray
     energy: np.ndarray
     cooldown: np.ndarray
+    swing_target: np.ndarray
+    swing: np.ndarray
     shield_delay: np.ndarray
     alive: np.ndarray
     ai_target: np.ndarray
@@ -257,9 +265,11 @@ def views(battle: Battle) -> tuple[State, Units, Pairs]:
     s, st, p = battle.state, battle.stats, battle.pairs
     units = Units(st.radius, st.armor, st.attacks, st.speed_per_tick, st.cooldown_ticks, st.regen_per_tick,
                   st.max_hp, st.max_shield, st.projectile_ticks, st.heal_per_tick, st.is_medivac, st.is_line_splash,
-                  st.is_suicide, st.splash_radius, st.target_penalty, battle.types.walks_cliffs[st.kind])
+                  st.is_suicide, st.splash_radius, st.target_penalty, battle.types.walks_cliffs[st.kind],
+                  st.damage_point_ticks, st.range_slop)
     pairs = Pairs(p.reach, p.volley, p.hit_damage, p.radius_sum, p.collide_d2, p.scan_ea)
-    state = State(s.z.view(np.float32), s.hp, s.shield, s.energy, s.cooldown, s.shield_delay, s.alive, s.ai_target,
+    state = State(s.z.view(np.float32), s.hp, s.shield, s.energy, s.cooldown, s.swing_target, s.swing, s.shield_delay,
+                  s.alive, s.ai_target,
                   s.last_target, s.hit_in, s.steps, s.attack_point.view(np.float32).reshape(-1, 2), s.pending)
     return state, units, pairs
 
@@ -270,9 +280,12 @@ def advance(battle: Battle, the_world: World, actions: np.ndarray) -> None:
     # the enemy AI's jitter [E, A] for each env at each sense, drawn at once in the order the engine reads it
     senses = 0 if the_world.hunts else k.ticks // k.sense_every
     jitter = battle.rng.random((senses, battle.n_envs, battle.n_enemies, battle.n_agents), dtype=np.float32)
+    # each unit's random attack delay this step (no weapon starts two attacks in one step: the shortest period,
+    # the zergling's, is 11 ticks)
+    delays = battle.rng.random((battle.n_envs, battle.n_units), dtype=np.float32)
     state, units, pairs = views(battle)
     _step(k, the_world, state, units, pairs, np.ascontiguousarray(actions, np.int64), battle.n_agents, jitter,
-          _scratch(battle.n_units))
+          delays, _scratch(battle.n_units))
 
 
 @functools.cache
@@ -449,16 +462,16 @@ def _most_damaged_friend(k, s, st, b, n_agents):
 @_inlined
 def _acquire_targets(k, w, s, st, p, b, sense, jitter, n_agents, o):
     """The enemy's targets from the distances before this sense's push. Attack-move (SMAC, SMAC_SPEC §5.5/5.7):
-    keep a live target in reach or attacking us, else acquire the nearest ally within scan range or attacking
-    us (medivacs last; random jitter breaks near ties). Hunting (smacv2): keep a live target, else take the
-    closest live ally. Enemy medivacs follow the most damaged friendly unit."""
+    keep a live target within reach plus the weapon's range slop or attacking us, else acquire the nearest ally
+    within scan range or attacking us (medivacs last; random jitter breaks near ties). Hunting (smacv2): keep a
+    live target, else take the closest live ally. Enemy medivacs follow the most damaged friendly unit."""
     for u in range(n_agents, s.hp.shape[1]):
         e = u - n_agents
         current = s.ai_target[b, u]
         c = min(max(current, 0), n_agents - 1)
         keep = current >= 0 and current < n_agents and s.alive[b, c]
         if not w.hunts:
-            keep = keep and (o.dist[u, c] <= p.reach[b, u, c] or _retaliates(s, o, b, c, u))
+            keep = keep and (o.dist[u, c] <= p.reach[b, u, c] + st.range_slop[b, u] or _retaliates(s, o, b, c, u))
         best, best_score = 0, F0
         for i in range(n_agents):
             if w.hunts:
@@ -596,21 +609,55 @@ def _sense(k, w, s, st, p, b, sense, jitter, n_agents, o):
 
 # -- one tick ----------------------------------------------------------------------------------------------
 @_inlined
-def _move(k, w, s, st, b, o):
-    """Each live unit closes on a target out of reach (to just inside it) or walks to its goal; a unit in
-    reach stays and is marked ready to fire when its weapon is. Positions are read before anyone moves."""
+def _cancel_swing(s, b, u, o):
+    """An attack under way is lost when its unit's target changes (a new order, the enemy AI's new target) or
+    dies: the weapon is ready again, nothing fired."""
+    t = s.swing_target[b, u]
+    if t >= 0 and (t != o.target[u] or not s.alive[b, t]):
+        s.swing_target[b, u], s.cooldown[b, u] = -1, F0
+
+
+@_inlined
+def _attack(k, s, st, b, u, t, length, reach, delays):
+    """Whether unit u, in reach of its live target t or attacking it already, fires (or heals) this tick.
+
+    An attack (SC2_FACTS.md) starts when the weapon is ready and the target in reach: the weapon's cooldown
+    restarts, plus its random delay, and the shot follows after the damage point, the unit standing until
+    then. The attack goes on while the target stays within reach plus the weapon's range slop, and is lost
+    (the weapon ready again, nothing fired) if the target gets further away or changes (`_cancel_swing`).
+    Medivacs heal every tick they are in reach."""
+    if s.swing_target[b, u] == t:
+        if length <= reach + st.range_slop[b, u]:
+            return s.swing[b, u] <= 0
+        s.swing_target[b, u], s.cooldown[b, u] = -1, F0
+        return False
+    if length > reach or s.cooldown[b, u] > 0:
+        return False
+    if st.is_medivac[b, u]:
+        return True
+    s.cooldown[b, u] = st.cooldown_ticks[b, u] + (k.delay_min + k.delay_span * delays[b, u])
+    s.swing_target[b, u], s.swing[b, u] = t, st.damage_point_ticks[b, u]
+    return s.swing[b, u] <= 0
+
+
+@_inlined
+def _move(k, w, s, st, b, delays, o):
+    """Each live unit attacks a target in reach (`_attack`: it stands while it does), closes on one out of
+    reach (to just inside it) or walks to its goal. Positions are read before anyone moves."""
     for u in range(s.hp.shape[1]):
         o.moves[u], o.ready[u] = False, False
         if not s.alive[b, u]:
             continue
+        _cancel_swing(s, b, u, o)
         x, y = s.z[b, 2 * u], s.z[b, 2 * u + 1]
         t = o.tidx[u]
         if o.target[u] >= 0 and s.alive[b, t]:
             dest_x, dest_y = s.z[b, 2 * t], s.z[b, 2 * t + 1]
             length = _cabs(dest_x - x, dest_y - y)
-            if length <= o.reach[u]:
-                o.ready[u] = s.cooldown[b, u] <= 0
-                continue
+            if length <= o.reach[u] or s.swing_target[b, u] == t:
+                o.ready[u] = _attack(k, s, st, b, u, t, length, o.reach[u], delays)
+                if length <= o.reach[u] or s.swing_target[b, u] == t:
+                    continue
             step = length - (o.reach[u] - k.chase)
         elif o.has_goal[u]:
             dest_x, dest_y = o.goal_x[u], o.goal_y[u]
@@ -706,7 +753,7 @@ def _splash(k, s, st, p, b, n_agents, o):
 def _fire(k, w, s, st, p, b, n_agents, o):
     """Units ready to fire do: damage summed per target in float64 in unit order; melee and instant hits (and
     splash) land now, projectiles after their flight (shots in flight at a target that dies are wasted, as in
-    SC2); then cooldowns restart and banelings die."""
+    SC2); then the attacks are over and banelings die."""
     n = s.hp.shape[1]
     for d in w.delays:
         for j in range(n):
@@ -731,7 +778,7 @@ def _fire(k, w, s, st, p, b, n_agents, o):
         _apply_damage(k, w, s, st, b, o.total, o.hits, np.float64(1e-9))
     for u in range(n):
         if o.ready[u]:
-            s.cooldown[b, u] = st.cooldown_ticks[b, u]
+            s.swing_target[b, u] = -1  # the attack is over (its cooldown runs since it started)
             if u < n_agents:
                 s.hit_in[b, u] = min(s.hit_in[b, u], st.projectile_ticks[b, u])
             if st.is_suicide[b, u]:
@@ -756,9 +803,12 @@ def _land_hits(k, w, s, st, b, o):
 
 @_inlined
 def _regenerate(k, w, s, st, b, n_agents):
-    """Cooldowns and hit timers count down; shields (after their delay), medivac energy and zerg hp regrow."""
+    """Cooldowns, damage points and hit timers count down; shields (after their delay), medivac energy and zerg
+    hp regrow."""
     for u in range(s.hp.shape[1]):
         s.cooldown[b, u] = s.cooldown[b, u] - F1
+        if s.swing_target[b, u] >= 0:
+            s.swing[b, u] = s.swing[b, u] - F1
         if u < n_agents:
             s.hit_in[b, u] = s.hit_in[b, u] - F1
         if w.shields:
@@ -783,15 +833,17 @@ def _scratch(n: int) -> Scratch:
 
 
 @_unit_loop
-def _step(k, w, s, st, p, actions, n_agents, jitter, o):
-    """One agent step of every env: orders, then each tick sense (every k.sense_every ticks), move, heal and
-    fire, land hits, regenerate. `o`: the working arrays (`_scratch`)."""
+def _step(k, w, s, st, p, actions, n_agents, jitter, delays, o):
+    """One agent step of every env: orders, then each tick sense (every k.sense_every ticks), move (and
+    attack), heal and fire, land hits, regenerate. `jitter`: the enemy AI's draws; `delays`: each unit's draw
+    in [0, 1) [n_envs, n_units] for the random delay of an attack it starts this step; `o`: the working arrays
+    (`_scratch`)."""
     for b in range(s.hp.shape[0]):
         _give_orders(k, s, st, b, actions, n_agents, o)
         for tick in range(k.ticks):
             if tick % k.sense_every == 0:
                 _sense(k, w, s, st, p, b, tick // k.sense_every, jitter, n_agents, o)
-            _move(k, w, s, st, b, o)
+            _move(k, w, s, st, b, delays, o)
             if w.medivacs:
                 _heal(k, s, st, b, o)
             if o.ready.any():

@@ -41,6 +41,9 @@ class UnitType:
     walks_cliffs: bool = False  # walks up and down cliffs (Terrain.cliff_walkable)
     regen_per_second: float = 0.0  # zerg
     projectile_ticks: int = 0  # ticks between firing and the hit landing (ranged projectiles)
+    damage_point: float = 0.167  # seconds from an attack's start to its shot; a new order before it cancels the
+    # attack (SC2's default; envs/smac/SC2_FACTS.md)
+    range_slop: float = 1.0  # an attack under way goes on until its target is this far beyond weapon range
 
     @property
     def cooldown(self) -> float:
@@ -49,31 +52,35 @@ class UnitType:
 
 
 UNIT_TYPES: dict[str, UnitType] = {u.name: u for u in (
-    UnitType("marine", "T", hp=45, damage=6, range=5, cooldown_faster=0.61, speed=2.25, sight=9, radius=0.375,
-             light=True, obs_max_cooldown=15),
+    # weapons' periods, damage points and range slop: Liberty's, the only mod SMAC's maps load, and the stalker,
+    # colossus and baneling damage too (envs/smac/SC2_FACTS.md)
+    UnitType("marine", "T", hp=45, damage=6, range=5, cooldown_faster=0.8608 / FASTER_TO_NORMAL, damage_point=0.05,
+             speed=2.25, sight=9, radius=0.375, light=True, obs_max_cooldown=15),
     UnitType("marauder", "T", hp=125, armor=1, damage=10, bonus_armored=10, range=6, cooldown_faster=1.07,
-             speed=2.25, sight=10, radius=0.5625, armored=True, obs_max_cooldown=25, projectile_ticks=2),
-    UnitType("medivac", "T", hp=150, armor=1, range=4, speed=2.75, sight=11, radius=0.75, armored=True,
-             obs_max_cooldown=200, heal_per_second=9.0),
-    # stalker, colossus and baneling weapons: Liberty's, the only mod SMAC's maps load (envs/smac/SC2_FACTS.md)
+             damage_point=0.0, speed=2.25, sight=10, radius=0.5625, armored=True, obs_max_cooldown=25,
+             projectile_ticks=2),
+    UnitType("medivac", "T", hp=150, armor=1, range=4, damage_point=0.0, speed=2.75, sight=11, radius=0.75,
+             armored=True, obs_max_cooldown=200, heal_per_second=9.0),
     UnitType("stalker", "P", hp=80, shield=80, armor=1, damage=10, bonus_armored=4, range=6,
-             cooldown_faster=1.44 / FASTER_TO_NORMAL,
-             speed=2.9531, sight=10, radius=0.625, armored=True, obs_max_cooldown=35, projectile_ticks=3),
+             cooldown_faster=1.44 / FASTER_TO_NORMAL, speed=2.9531, sight=10, radius=0.625, armored=True,
+             obs_max_cooldown=35, projectile_ticks=3),
     UnitType("zealot", "P", hp=100, shield=50, armor=1, damage=8, attacks=2, range=0.1, cooldown_faster=0.86,
-             speed=2.25, sight=9, radius=0.5, light=True, obs_max_cooldown=22),
+             damage_point=0.0, speed=2.25, sight=9, radius=0.5, light=True, obs_max_cooldown=22),
     UnitType("colossus", "P", hp=200, shield=150, armor=1, damage=20, range=6, cooldown_faster=2.2 / FASTER_TO_NORMAL,
-             speed=2.25, sight=10, radius=1.0, armored=True, obs_max_cooldown=24,
-             splash="line", splash_radius=1.4, steps_over_ground=True, walks_cliffs=True),
+             damage_point=0.0832, range_slop=0.0, speed=2.25, sight=10, radius=1.0, armored=True,
+             obs_max_cooldown=24, splash="line", splash_radius=1.4, steps_over_ground=True, walks_cliffs=True),
     UnitType("zergling", "Z", hp=35, damage=5, range=0.1, cooldown_faster=0.497, speed=2.9531, sight=8,
              radius=0.375, light=True, obs_max_cooldown=11, regen_per_second=0.38),
     UnitType("baneling", "Z", hp=30, damage=20, bonus_light=15, range=0.25, cooldown_faster=1.0, speed=2.5,
-             sight=8, radius=0.375, obs_max_cooldown=1, splash="suicide", splash_radius=2.2,
+             damage_point=0.0, sight=8, radius=0.375, obs_max_cooldown=1, splash="suicide", splash_radius=2.2,
              regen_per_second=0.38),
-    UnitType("hydralisk", "Z", hp=80, damage=12, range=5, cooldown_faster=0.59, speed=2.25, sight=9, radius=0.625,
-             light=True, obs_max_cooldown=10, regen_per_second=0.38, projectile_ticks=2),
-    # a structure that never moves (2s_vs_1sc's enemy): stock SC2 4.10 data from the map files
+    UnitType("hydralisk", "Z", hp=80, damage=12, range=5, cooldown_faster=0.59, damage_point=0.208, speed=2.25,
+             sight=9, radius=0.625, light=True, obs_max_cooldown=10, regen_per_second=0.38, projectile_ticks=2),
+    # a structure that never moves (2s_vs_1sc's enemy): stock SC2 4.10 data from the map files; its weapon's
+    # damage point and range slop are Liberty's ImpalerTentacle's
     UnitType("spine_crawler", "Z", hp=300, armor=2, damage=25, bonus_armored=5, range=7, cooldown_faster=1.32,
-             speed=0.0, sight=11, radius=0.875, armored=True, obs_max_cooldown=1, regen_per_second=0.38),
+             damage_point=0.3332, range_slop=0.0, speed=0.0, sight=11, radius=0.875, armored=True,
+             obs_max_cooldown=1, regen_per_second=0.38),
 )}
 
 MEDIVAC_MAX_ENERGY = 200.0
@@ -109,6 +116,8 @@ class UnitTable:
     splash_radius: np.ndarray
     regen_per_tick: np.ndarray
     projectile_ticks: np.ndarray
+    damage_point_ticks: np.ndarray
+    range_slop: np.ndarray
     steps_over_ground: np.ndarray
     walks_cliffs: np.ndarray
 
@@ -133,6 +142,7 @@ class UnitTable:
             is_suicide=arr(lambda u: u.splash == "suicide", bool), splash_radius=arr(lambda u: u.splash_radius),
             regen_per_tick=arr(lambda u: u.regen_per_second * dt),
             projectile_ticks=arr(lambda u: u.projectile_ticks, np.int64),
+            damage_point_ticks=arr(lambda u: u.damage_point / dt), range_slop=arr(lambda u: u.range_slop),
             steps_over_ground=arr(lambda u: u.steps_over_ground, bool),
             walks_cliffs=arr(lambda u: u.walks_cliffs, bool),
         )

@@ -1,0 +1,115 @@
+"""SC2's weapon mechanics in the simulator (issue 43, envs/smac/SC2_FACTS.md): damage points, random attack
+delays, range slop and the scan range of automatic targeting. Each test fails without its mechanic."""
+import numpy as np
+import pytest
+
+from envs.smac.batch import SMACBatch
+from envs.smac.battle_constants import DT, MIN_SCAN_RANGE, RANDOM_DELAY
+from envs.smac.engine import plain
+from envs.smac.features import FeatureFlags
+from envs.smac.maps import get_map
+from envs.smac.units import UNIT_TYPES, UnitTable
+
+STOP, WEST, ATTACK_FIRST = 1, 5, 6
+
+
+def duel(n_envs: int = 1, compiled: bool = True) -> SMACBatch:
+    """3s_vs_3z with one stalker (unit 0) 5 from one zealot (unit 3), the others dead; the stalker's weapon is
+    ready and the zealot in its reach (6 plus both radii)."""
+    core = SMACBatch(get_map("3s_vs_3z"), n_envs, seed=0, flags=FeatureFlags(), compiled=compiled)
+    core.reset(np.ones(n_envs, bool))
+    s = core.battle.state
+    for u in range(6):
+        s.z[:, u] = complex(2.0 + 4 * u, 28.0)
+    s.z[:, 0], s.z[:, 3] = complex(10.0, 16.0), complex(15.0, 16.0)
+    for u in (1, 2, 4, 5):
+        s.hp[:, u], s.shield[:, u], s.alive[:, u] = 0.0, 0.0, False
+    s.cooldown[:] = 0.0
+    return core
+
+
+def zealot_health(core: SMACBatch) -> np.ndarray:
+    s = core.battle.state
+    return s.hp[:, 3] + s.shield[:, 3] + core.battle.state.pending[:, :, 3, 0].sum(0)
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_a_unit_that_moves_during_its_damage_point_deals_no_damage(compiled):
+    """The stalker's weapon is ready on the last tick of a step: its attack starts, and its shot would follow
+    0.167 s (2.7 ticks) later. Moving away in the next step loses the shot and leaves the weapon ready; attacking
+    on fires it."""
+    outcomes = {}
+    for second in (WEST, ATTACK_FIRST):
+        core = duel(compiled=compiled)
+        s = core.battle.state
+        s.cooldown[:, 0] = 6.5  # ready at the 8th tick
+        full = zealot_health(core).copy()
+        core.step(np.array([[ATTACK_FIRST, STOP, STOP]]))
+        assert s.swing_target[0, 0] == 3 and 0 < s.swing[0, 0] < UNIT_TYPES["stalker"].damage_point / DT
+        assert zealot_health(core) == pytest.approx(full)  # no shot yet
+        core.step(np.array([[second, STOP, STOP]]))
+        outcomes[second] = (full - zealot_health(core))[0], s.cooldown[0, 0], s.swing_target[0, 0]
+    lost, fired = outcomes[WEST], outcomes[ATTACK_FIRST]
+    assert lost[0] == 0 and lost[1] <= 0 and lost[2] == -1  # no damage, the weapon ready again
+    assert fired[0] == pytest.approx(UNIT_TYPES["stalker"].damage) and fired[1] > 0 and fired[2] == -1
+
+
+def test_each_attack_adds_a_random_delay_within_sc2s_bounds():
+    """Cooldowns after one attack started on the first tick: the period plus a delay uniform in
+    [-0.0625, +0.125] s (core RandomDelayMin/Max), spread over the whole interval across envs."""
+    core = duel(n_envs=512)
+    core.step(np.tile([[ATTACK_FIRST, STOP, STOP]], (512, 1)))
+    ticks_since = 8  # the attack started on the first tick; each tick counted the cooldown down by one
+    delay = (core.battle.state.cooldown[:, 0] + ticks_since - UNIT_TYPES["stalker"].cooldown / DT) * DT
+    lo, hi = RANDOM_DELAY
+    assert delay.min() >= lo - 1e-4 and delay.max() < hi + 1e-4
+    assert delay.min() < lo + 0.01 and delay.max() > hi - 0.01 and delay.std() > 0.04  # uniform: std 0.054
+
+
+def test_an_attack_goes_on_within_range_slop_and_is_lost_beyond_it():
+    core = duel(compiled=False)
+    engine = plain()
+    state, units, _ = engine.views(core.battle)
+    k = engine.tuning()
+    state.swing_target[0, 0], state.swing[0, 0], state.cooldown[0, 0] = 3, 1.0, 20.0
+    reach = np.float32(6 + 0.625 + 0.5)
+    delays = np.zeros((1, 6), np.float32)
+    assert not engine._attack(k, state, units, 0, 0, 3, reach + np.float32(0.9), reach, delays)
+    assert state.swing_target[0, 0] == 3  # 0.9 beyond reach: the attack goes on (range slop 1)
+    state.swing[0, 0] = 0.0
+    assert engine._attack(k, state, units, 0, 0, 3, reach + np.float32(0.9), reach, delays)  # and fires
+    state.swing[0, 0] = 1.0
+    assert not engine._attack(k, state, units, 0, 0, 3, reach + np.float32(1.1), reach, delays)
+    assert state.swing_target[0, 0] == -1 and state.cooldown[0, 0] == 0  # 1.1 beyond: lost, weapon ready
+    assert UnitTable.build(["colossus", "stalker"], DT).range_slop.tolist() == [0, 1]  # ThermalLances: no slop
+
+
+def test_enemies_keep_a_target_until_it_leaves_range_slop():
+    """An enemy marine (5m_vs_6m) with a target 0.5 beyond its reach keeps it though another ally is nearer;
+    1.5 beyond, it takes the nearer one."""
+    core = SMACBatch(get_map("5m_vs_6m"), 1, seed=0, flags=FeatureFlags(), compiled=False)
+    core.reset(np.ones(1, bool))
+    engine = plain()
+    state, units, pairs = engine.views(core.battle)
+    world, k = engine.world(core.battle), engine.tuning()
+    o = engine._scratch(11)
+    o.ally_target[:] = -1
+    jitter = np.zeros((1, 1, 6, 5), np.float32)
+    reach = pairs.reach[0, 5, 0]
+    chosen = {}
+    for beyond in (0.5, 1.5):
+        state.ai_target[0, 5] = 0
+        o.dist[5, :5] = reach + 3.0
+        o.dist[5, 0], o.dist[5, 1] = reach + beyond, reach - 1.0
+        engine._acquire_targets(k, world, state, units, pairs, 0, 0, jitter, 5, o)
+        chosen[beyond] = int(state.ai_target[0, 5])
+    assert chosen == {0.5: 0, 1.5: 1}
+
+
+def test_automatic_targeting_scans_at_least_the_weapons_range():
+    """core MinScanRange 5: a stalker (range 6) acquires from 6 plus both radii, a marine (range 5) from 5."""
+    core = SMACBatch(get_map("3s_vs_3z"), 1, seed=0, flags=FeatureFlags())
+    radius_sum = core.battle.pairs.radius_sum[0]
+    assert core.battle.pairs.scan_reach[0, 0, 3] == pytest.approx(6 + radius_sum[0, 3])
+    marines = SMACBatch(get_map("3m"), 1, seed=0, flags=FeatureFlags())
+    assert marines.battle.pairs.scan_reach[0, 3, 0] == pytest.approx(MIN_SCAN_RANGE + 0.75)
