@@ -113,13 +113,16 @@ def run_experiment(spec: ExperimentSpec, out: PathLike | None = None, *, workers
     return result
 
 
-def report_experiments(dirs: Sequence[PathLike], out: PathLike | None = None) -> list[Path]:
+def report_experiments(dirs: Sequence[PathLike], out: PathLike | None = None,
+                       published: PathLike | None = None) -> list[Path]:
     """(Re)write the report (summary.md, summary.csv, figures) of one experiment in place, or of several
     compared side by side into `out`; returns the files written. `DIR=LABEL` names DIR's algorithm LABEL in
     the report (`<algo>-LABEL` where DIR holds several), so that variants of one algorithm can be compared.
     A report written into `out` (not an experiment directory) also keeps the merged results.json and the
     evaluation protocol there, so that it can be reported on again, or merged with another experiment, once the
-    experiment directories are gone."""
+    experiment directories are gone. `published` is a file of published results to compare with
+    (core/experiments/published.py): steps to 50% and 80% and scores at 1M and 2M steps, points on the curves."""
+    from core.experiments.published import load_published
     from core.experiments.report import load_results, report, write_report
 
     if not dirs:
@@ -134,13 +137,14 @@ def report_experiments(dirs: Sequence[PathLike], out: PathLike | None = None) ->
         raise UserError(f"{missing[0]} has no results.json (not an experiment directory?)")
     protocols = [evaluation_protocol(d) for d in paths]
     protocol = protocols[0] if all(p == protocols[0] for p in protocols) else {}
+    curves = load_published(published) if published is not None else []
     if out is None or (Path(out) / "cells").is_dir():  # an experiment's own report: its cells hold the data
-        return report(paths, Path(out) if out is not None else paths[0], protocol, labels=labels)
+        return report(paths, Path(out) if out is not None else paths[0], protocol, labels=labels, published=curves)
     merged, target = load_results(paths, labels), Path(out)
     target.mkdir(parents=True, exist_ok=True)
     (target / RESULTS_FILE).write_text(json.dumps(merged) + "\n")
     (target / PROTOCOL_FILE).write_text(yaml.safe_dump(protocol, sort_keys=True))
-    return [*write_report(merged, target, protocol), target / RESULTS_FILE, target / PROTOCOL_FILE]
+    return [*write_report(merged, target, protocol, published=curves), target / RESULTS_FILE, target / PROTOCOL_FILE]
 
 
 def _labelled(entry: PathLike) -> tuple[Path, str | None]:

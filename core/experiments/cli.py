@@ -44,6 +44,9 @@ def parser() -> Parser:
                         "(e.g. 'configs/reference/{algo}_{env}.yaml')")
     p.add_argument("--report", nargs="+", metavar="DIR[=LABEL]",
                    help="only (re)write the report of these experiments; =LABEL renames an experiment's algorithm")
+    p.add_argument("--published", metavar="FILE",
+                   help="with --report: published results to put beside the runs (steps to 50%%/80%%, scores at "
+                        "1M/2M, points on the curves; e.g. benchmarks/published/smac_sc2.yaml)")
     p.add_argument("--no-progress", action="store_true")
     p.add_argument("overrides", nargs="*", metavar="key=value", help="applied to every cell")
     return p
@@ -84,8 +87,10 @@ def spec_from_args(args: argparse.Namespace) -> ExperimentSpec:
 def main(argv: list[str] | None = None) -> int:
     try:
         args = parser().parse_intermixed_args(argv)
+        if args.published and not args.report:
+            raise UserError("--published goes with --report (it compares a report with published results)")
         if args.report:
-            written = report_experiments(args.report, args.out)
+            written = report_experiments(args.report, args.out, args.published)
             print(f"report: {_summary_md(written)} (and .csv, .png beside it)")
             return 0
         result = run_experiment(spec_from_args(args), args.out, workers=args.workers, max_hours=args.max_hours,

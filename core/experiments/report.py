@@ -23,6 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from core.errors import MissingDependencyError, UserError
+from core.experiments.published import PublishedCurve, overlay, published_section
 from core.paths import install_hint
 
 if TYPE_CHECKING:
@@ -379,9 +380,10 @@ def _md_table(header: Sequence[str], rows: Iterable[Sequence[object]], numeric_f
 
 def write_summary_md(summaries: Sequence[ScoreSummary], improvements: Sequence[Improvement],
                      runs: Mapping[str, Mapping[TaskKey, Mapping[str, Sequence[RunScore]]]],
-                     protocol: Mapping[str, Any], path: Path, reps: int = 2000, seed: int = 0) -> Path:
+                     protocol: Mapping[str, Any], path: Path, reps: int = 2000, seed: int = 0,
+                     beside: Sequence[str] = ()) -> Path:
     """Per metric: a Markdown table of final scores, the probabilities of improvement and every run's scores;
-    then the evaluation protocol. `runs` is run_scores per metric."""
+    then `beside` (published_section's lines) and the evaluation protocol. `runs` is run_scores per metric."""
     lines = ["# Experiment report", ""]
     for metric in dict.fromkeys(s.metric for s in summaries):
         rows = [(s.env, s.task, s.algo, f"{s.n_runs} ({s.n_unfinished} unfinished)" if s.n_unfinished else s.n_runs,
@@ -406,7 +408,7 @@ def write_summary_md(summaries: Sequence[ScoreSummary], improvements: Sequence[I
         if any(s.n_unfinished for s in summaries if s.metric == metric):
             lines += ["An unfinished run (the grid was stopped; rerun its command to continue) counts with its last "
                       "evaluation as its final score.", ""]
-    lines += ["## Evaluation protocol", "", protocol_text(protocol, reps, seed), ""]
+    lines += [*beside, "## Evaluation protocol", "", protocol_text(protocol, reps, seed), ""]
     path.write_text("\n".join(lines))
     return path
 
@@ -449,8 +451,9 @@ def _save(fig: Figure, colors: Mapping[str, Color], algos: Iterable[str], title:
 
 def plot_learning_curves(results: Results, path: Path, colors: Mapping[str, Color],
                          metric_order: Sequence[str] = ("win_rate", "return"), reps: int = 2000,
-                         seed: int = 0) -> Path:
-    """Per task, the IQM over runs of its primary metric against env steps, with a 95% bootstrap CI band."""
+                         seed: int = 0, published: Sequence[PublishedCurve] = ()) -> Path:
+    """Per task, the IQM over runs of its primary metric against env steps, with a 95% bootstrap CI band, and the
+    `published` points of its primary metric where given."""
     primary = primary_metrics(results, metric_order)
     curves = {metric: learning_curves(results, metric) for metric in set(primary.values())}
     fig, axes = _grid(len(primary), ncols=3, panel=(4.5, 3.2))
@@ -463,6 +466,8 @@ def plot_learning_curves(results: Results, path: Path, colors: Mapping[str, Colo
             ax.plot(steps, iqm * scale, color=colors[algo], marker="o" if len(steps) == 1 else None)
             ax.fill_between(steps, lo * scale, hi * scale, color=colors[algo], alpha=0.2, linewidth=0)
             shown.append(algo)
+        if metric in PERCENT_METRICS:  # published points are win rates (published.py)
+            overlay(ax, (env, task), published, colors)
         ax.set(title=f"{env} / {task}", xlabel="env steps", ylabel=_label(metric))
         ax.xaxis.set_major_formatter(EngFormatter(sep=""))  # 250k, 1M: long step counts overlap
         ax.grid(alpha=0.3)
@@ -535,9 +540,10 @@ def plot_performance_profiles(results: Results, path: Path, colors: Mapping[str,
 
 def write_report(results: Results, out_dir: str | os.PathLike[str], protocol: Mapping[str, Any],
                  metric_order: Sequence[str] = ("win_rate", "return"), reps: int = 2000,
-                 seed: int = 0) -> list[Path]:
+                 seed: int = 0, published: Sequence[PublishedCurve] = ()) -> list[Path]:
     """Write summary.csv and summary.md for every metric in `metric_order` that the results report, and the
-    figures (learning_curves.png, final_scores.png, performance_profile.png) for each task's first such metric.
+    figures (learning_curves.png, final_scores.png, performance_profile.png) for each task's first such metric;
+    `published` win rates (published.py) go beside the results in summary.md and on the learning curves.
     Returns the files written."""
     _require()
     summaries = [row for metric in metric_order for row in summarize(results, metric, reps, seed)]
@@ -551,8 +557,8 @@ def write_report(results: Results, out_dir: str | os.PathLike[str], protocol: Ma
     return [
         write_summary_csv(summaries, out / "summary.csv"),
         write_summary_md(summaries, improvements, {m: run_scores(results, m) for m in metric_order}, protocol,
-                         out / "summary.md", reps, seed),
-        plot_learning_curves(results, out / "learning_curves.png", colors, metric_order, reps, seed),
+                         out / "summary.md", reps, seed, published_section(results, published)),
+        plot_learning_curves(results, out / "learning_curves.png", colors, metric_order, reps, seed, published),
         plot_final_scores(summaries, out / "final_scores.png", colors, metric_order),
         plot_performance_profiles(results, out / "performance_profile.png", colors, metric_order, reps, seed),
     ]
@@ -560,7 +566,8 @@ def write_report(results: Results, out_dir: str | os.PathLike[str], protocol: Ma
 
 def report(dirs: Iterable[str | os.PathLike[str]], out_dir: str | os.PathLike[str],
            protocol: Mapping[str, Any] | None = None, metric_order: Sequence[str] = ("win_rate", "return"),
-           reps: int = 2000, seed: int = 0, labels: Sequence[str | None] = ()) -> list[Path]:
+           reps: int = 2000, seed: int = 0, labels: Sequence[str | None] = (),
+           published: Sequence[PublishedCurve] = ()) -> list[Path]:
     """Load and merge the experiments' results.json (see load_results for `labels`) and write their report into
-    `out_dir`."""
-    return write_report(load_results(dirs, labels), out_dir, protocol or {}, metric_order, reps, seed)
+    `out_dir`, with `published` results beside them."""
+    return write_report(load_results(dirs, labels), out_dir, protocol or {}, metric_order, reps, seed, published)

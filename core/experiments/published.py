@@ -1,0 +1,161 @@
+"""Published learning results beside an experiment's: the points a paper's curve or table gives (env steps,
+score), the steps it took to reach a score, and how the experiment's runs compare (`--published FILE`).
+
+The file is YAML keyed by env and algorithm, as the grid names them; scores in the metric's own units as the
+report prints them (win rate in %):
+
+    smac_MMM2:
+      mappo:
+        source: HARL assets/smac_learning_curve.jpg, read off the curve (about ±5 points, ±0.2M steps)
+        points: [[1000000, 3], [2000000, 40]]     # [env steps, score]
+        steps_to: {50: 2300000, 80: null}          # null: not reached within the published curve
+
+`published_section` writes the comparison table of summary.md; `overlay` draws the points on a learning-curve
+panel.
+"""
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from core.config import load_yaml
+from core.errors import ConfigError, UserError
+from core.experiments.results import env_task
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
+Results = dict[str, Any]
+TaskKey = tuple[str, str]
+THRESHOLDS = (50.0, 80.0)  # scores whose first crossing the comparison reports
+CHECKPOINTS = (1_000_000, 2_000_000)  # env steps at which it reports the score
+
+
+@dataclass(frozen=True)
+class PublishedCurve:
+    """One algorithm's published result on one task."""
+
+    task: TaskKey
+    algo: str
+    source: str
+    points: list[tuple[float, float]] = field(default_factory=list)  # (env steps, score)
+    steps_to: dict[float, float | None] = field(default_factory=dict)  # score -> env steps (None: never)
+
+
+def load_published(path: str | os.PathLike[str]) -> list[PublishedCurve]:
+    """The curves of a published-results file (see the module docstring); one UserError line for a bad one."""
+    try:
+        data = load_yaml(Path(path))
+    except ConfigError as exc:
+        raise UserError(str(exc)) from None
+    curves = []
+    for env, by_algo in data.items():
+        if not isinstance(by_algo, Mapping):
+            raise UserError(f"{path}: {env} must map algorithms to published results")
+        for algo, entry in by_algo.items():
+            where = f"{path}: {env}.{algo}"
+            if not isinstance(entry, Mapping) or not isinstance(entry.get("source"), str):
+                raise UserError(f"{where} needs a source (where the numbers were read)")
+            unknown = sorted(set(entry) - {"source", "points", "steps_to"})
+            if unknown:
+                raise UserError(f"{where}: unknown key {unknown[0]}; valid keys: points, source, steps_to")
+            try:
+                points = [(float(s), float(v)) for s, v in entry.get("points") or []]
+                steps_to = {float(t): None if s is None else float(s) for t, s in (entry.get("steps_to") or {}).items()}
+            except (TypeError, ValueError):
+                raise UserError(f"{where}: points are [env steps, score] pairs and steps_to maps a score to env "
+                                f"steps or null") from None
+            curves.append(PublishedCurve(env_task(str(env)), str(algo), entry["source"], sorted(points), steps_to))
+    return curves
+
+
+def _evaluations(run: Mapping[str, Any], metric: str, scale: float) -> list[tuple[float, float]]:
+    """A run's (env steps, mean score x scale) per evaluation, in step order."""
+    names = sorted((n for n in run if n.startswith("step_")), key=lambda n: int(n.removeprefix("step_")))
+    return [(float(run[n]["step_count"]), float(np.mean(run[n][metric])) * scale) for n in names
+            if run[n].get(metric)]
+
+
+def first_crossing(evaluations: Sequence[tuple[float, float]], score: float) -> float | None:
+    """The env steps of the first evaluation at or above `score`; None if none is."""
+    return next((steps for steps, value in evaluations if value >= score), None)
+
+
+def score_at(evaluations: Sequence[tuple[float, float]], steps: float) -> float | None:
+    """The score of the last evaluation at or before `steps`, if the run got within 5% of `steps`."""
+    before = [value for at, value in evaluations if at <= steps]
+    reached = bool(evaluations) and evaluations[-1][0] >= 0.95 * steps
+    return before[-1] if before and reached else None
+
+
+def _spread(values: Sequence[float | None], fmt: str, none: str) -> str:
+    """'median (min-max), k of n' over the runs that have a value; `none` where none has."""
+    have = sorted(v for v in values if v is not None)
+    if not have:
+        return none
+    span = f" ({fmt.format(have[0])}-{fmt.format(have[-1])})" if len(have) > 1 else ""
+    return f"{fmt.format(float(np.median(have)))}{span}, {len(have)} of {len(values)}"
+
+
+def _millions(value: float | None) -> str:
+    return "not within the curve" if value is None else f"{value / 1e6:.2g}M"
+
+
+def published_section(results: Results, published: Sequence[PublishedCurve], metric: str = "win_rate",
+                      scale: float = 100.0) -> list[str]:
+    """summary.md's table of the experiment beside the published results, per task and algorithm that both
+    have: env steps to reach each of THRESHOLDS (median over the runs that reached it, min-max, how many did)
+    and the score at each of CHECKPOINTS (median, min-max over runs that got there)."""
+    header = ["env", "task", "algorithm", "runs"]
+    unit = "%" if metric == "win_rate" else ""
+    header += [f"steps to {t:g}{unit} (ours / published)" for t in THRESHOLDS]
+    header += [f"at {c / 1e6:g}M (ours / published)" for c in CHECKPOINTS]
+    rows, shown = [], []
+    for curve in published:
+        env, task = curve.task
+        runs = results.get(env, {}).get(task, {}).get(curve.algo)
+        if not runs:
+            continue
+        evaluations = [_evaluations(run, metric, scale) for run in runs.values()]
+        row = [env, task, curve.algo, str(len(evaluations))]
+        for threshold in THRESHOLDS:
+            ours = _spread([None if (s := first_crossing(e, threshold)) is None else s / 1e6 for e in evaluations],
+                           "{:.2f}M", f"none of {len(evaluations)}")
+            theirs = _millions(curve.steps_to[threshold]) if threshold in curve.steps_to else "-"
+            row.append(f"{ours} / {theirs}")
+        for checkpoint in CHECKPOINTS:
+            ours = _spread([score_at(e, checkpoint) for e in evaluations], "{:.0f}", "not run that far")
+            published_score = score_at(curve.points, checkpoint) if curve.points else None
+            row.append(f"{ours} / {'-' if published_score is None else f'{published_score:.0f}'}")
+        rows.append(row)
+        shown.append(curve)
+    if not rows:
+        return []
+    lines = ["## Beside published results", "",
+             "Steps to a score: the env steps of a run's first evaluation at or above it (median over the runs that "
+             "reached it, min-max, how many did). Score at a budget: a run's last evaluation at or before it. "
+             "Published values as their source gives them:", ""]
+    lines += [f"- {c.task[0]} / {c.task[1]}, {c.algo}: {c.source}" for c in shown]
+    lines += ["", "| " + " | ".join(header) + " |", "| " + " | ".join(["---"] * 3 + ["--:"] * (len(header) - 3)) + " |"]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return [*lines, ""]
+
+
+def overlay(ax: Axes, task: TaskKey, published: Sequence[PublishedCurve], color_of: Mapping[str, Any]) -> None:
+    """Draw the published points of `task` on a learning-curve panel: each algorithm's in its colour, as black-
+    edged diamonds joined by a dashed line, labelled in the panel's legend."""
+    shown = False
+    for curve in published:
+        if curve.task != task or not curve.points:
+            continue
+        steps, values = zip(*curve.points, strict=True)
+        ax.plot(steps, values, linestyle="--", marker="D", markeredgecolor="black",
+                color=color_of.get(curve.algo, "black"), label=f"{curve.algo}, published")
+        shown = True
+    if shown:
+        ax.legend(fontsize="small", loc="best")
