@@ -32,7 +32,15 @@ AlgoLookup = Callable[[str], tuple[type, dict[str, Any]]]  # algo name -> (confi
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse that reports bad usage as one line (exit status 2)."""
+    """argparse that reports bad usage as one line (exit status 2). Under `concerto COMMAND` its usage and
+    help name that command (`command_name`) rather than the script."""
+
+    command_name: str | None = None  # set by core.command for the subcommand it runs
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if Parser.command_name is not None:
+            self.prog = Parser.command_name
 
     def error(self, message: str) -> NoReturn:
         raise UserError(message)

@@ -34,10 +34,10 @@ def _trainer(name: str) -> Callable[[list[str]], int]:
     return run
 
 
-def _main_of(module: str, *prefix: str) -> Callable[[list[str]], int]:
-    """`module.main([*prefix, *argv])`, imported only when the command runs (start-up stays cheap)."""
+def _main_of(module: str, entry: str = "main") -> Callable[[list[str]], int]:
+    """`module.<entry>(argv)`, imported only when the command runs (start-up stays cheap)."""
     def run(argv: list[str]) -> int:
-        return int(importlib.import_module(module).main([*prefix, *argv]))
+        return int(getattr(importlib.import_module(module), entry)(argv))
     return run
 
 
@@ -53,8 +53,8 @@ COMMANDS = {
                           "concerto experiment --algos mappo,qmix --envs smac_3m --seeds 5 --steps 500000",
                           _main_of("core.experiments.cli")),
     "report": Command("(re)write the report of experiment directories (IQM, intervals, plots)",
-                      "concerto report experiments/<grid> [--out DIR]",
-                      _main_of("core.experiments.cli", "--report")),
+                      "concerto report experiments/<grid> [--out DIR] [--published FILE]",
+                      _main_of("core.experiments.cli", entry="report_main")),
     "tune": Command("tune hyperparameters with Optuna", "concerto tune --algo qmix --env smac_3m --trials 30",
                     _main_of("core.tuning.cli")),
 }
@@ -81,7 +81,13 @@ def main(argv: list[str] | None = None) -> int:
         given = f"unknown command {argv[0]!r}" if argv else "a command is required"
         print(f"error: {given}; commands: {', '.join(COMMANDS)} (concerto --help)", file=sys.stderr)
         return EXIT_BAD_INPUT
-    return COMMANDS[argv[0]].run(argv[1:])
+    from core.cli import Parser
+
+    previous, Parser.command_name = Parser.command_name, f"concerto {argv[0]}"  # its usage names the command
+    try:
+        return COMMANDS[argv[0]].run(argv[1:])
+    finally:
+        Parser.command_name = previous
 
 
 def train_marl() -> int:

@@ -134,3 +134,7 @@ def test_the_concerto_command_runs_each_program_behind_one_name(tmp_path, capsys
     assert json.loads(summary.read_text())["episodes"] == 2
     assert concerto(["tune", "--algo", "nosuch", "--env", "smac_3m", "--steps", "100"]) == 2
     assert "unknown algorithm 'nosuch'" in capsys.readouterr().err
+    for name in ("train", "report"):  # each command's help names it, not the script behind it
+        with pytest.raises(SystemExit) as exit_status:
+            concerto([name, "--help"])
+        assert exit_status.value.code == 0 and capsys.readouterr().out.startswith(f"usage: concerto {name} ")

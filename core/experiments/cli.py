@@ -84,6 +84,25 @@ def spec_from_args(args: argparse.Namespace) -> ExperimentSpec:
     return ExperimentSpec(algos, envs, seeds, steps, overrides, algo_overrides, train_config)
 
 
+def report_main(argv: list[str] | None = None) -> int:
+    """`concerto report DIR [DIR=LABEL ...] [--out DIR] [--published FILE]`: experiment.py --report alone."""
+    p = Parser(prog="report", description="(Re)write the report of experiment directories: IQM and intervals, "
+                                          "plots; several side by side with --out.")
+    p.add_argument("dirs", nargs="+", metavar="DIR[=LABEL]", help="experiment directories; =LABEL renames an "
+                                                                   "experiment's algorithm")
+    p.add_argument("--out", help="directory of a joint report (needed for several experiments or a label)")
+    p.add_argument("--published", metavar="FILE", help="published results to put beside the runs "
+                                                        "(e.g. benchmarks/published/smac_sc2.yaml)")
+    try:
+        args = p.parse_args(argv)
+        written = report_experiments(args.dirs, args.out, args.published)
+    except UserError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    print(f"report: {_summary_md(written)} (and .csv, .png beside it)")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     try:
         args = parser().parse_intermixed_args(argv)
