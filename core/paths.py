@@ -11,6 +11,20 @@ PROJECT_ROOT = PACKAGE_DIR.parent  # the directory holding the import packages: 
 _INSTALLED_CONFIGS = PACKAGE_DIR / "configs"
 CONFIG_DIR = _INSTALLED_CONFIGS if _INSTALLED_CONFIGS.is_dir() else PROJECT_ROOT / "configs"
 
+
+
+def shipped_config(path: str | Path) -> Path:
+    """`path` itself, unless it is a relative `configs/...` path that does not exist here but names a file of the
+    project's own configs (CONFIG_DIR): then that file, so that the documented `--config configs/reference/...`
+    works from any directory and from an installed wheel."""
+    given = Path(path)
+    parts = given.parts
+    if given.exists() or given.is_absolute() or not parts or parts[0] != "configs":
+        return given
+    shipped = CONFIG_DIR.joinpath(*parts[1:])
+    return shipped if shipped.is_file() else given
+
+
 DISTRIBUTION = "concerto-marl"  # the name on the package index (`concerto` there is an unrelated project)
 
 

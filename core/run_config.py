@@ -27,7 +27,7 @@ from core.config import (
     parse_overrides,
 )
 from core.errors import ConfigError
-from core.paths import CONFIG_DIR
+from core.paths import CONFIG_DIR, shipped_config
 
 SECTIONS = ("train", "algo", "env")
 MAX_ENVS = 1 << 16  # env copies in one vector env
@@ -113,7 +113,7 @@ def resolve_config(
         if path.is_file():
             merged = merge(merged, _layer(path, str(path)))
     if config_file:
-        merged = merge(merged, _layer(Path(config_file), config_file))
+        merged = merge(merged, _layer(shipped_config(config_file), config_file))
     merged = merge(merged, {"train": {k: v for k, v in (cli_train or {}).items() if v is not None}})
     merged = merge(merged, _route_overrides(parse_overrides(overrides or []), algo_config_cls))
     train = from_dict(TrainConfig, merged["train"], "train")

@@ -23,6 +23,7 @@ from core.experiments.executors import run_grid
 from core.experiments.grid import Cell, ExperimentSpec, cell_state, parse_seeds
 from core.experiments.results import collect, env_task
 from core.experiments.trainers import training_modules
+from core.paths import CONFIG_DIR
 
 ROOT = Path(__file__).resolve().parent.parent
 TINY = ["--envs", "mpe_simple_spread", "--steps", "200", "--no-progress", "algo.rollout_steps=25",
@@ -264,8 +265,12 @@ def test_a_spec_rejects_empty_or_repeated_names_and_bad_budgets():
             ExperimentSpec(**{"algos": ["mappo"], "envs": ["smac_3m"], "seeds": [0], "steps": 10, **kwargs})
 
 
-def test_each_cell_can_train_from_its_own_config_file(tmp_path):
-    """train_config fills in {algo} and {env}: a grid over maps runs each map's reference recipe."""
+def test_each_cell_can_train_from_its_own_config_file(tmp_path, monkeypatch):
+    """train_config fills in {algo} and {env}: a grid over maps runs each map's reference recipe. A relative
+    configs/... path names the project's own configs from any directory."""
+    monkeypatch.chdir(tmp_path)
+    relative = ExperimentSpec(["mappo"], ["smac_3m"], [0], 10, train_config="configs/reference/{algo}_{env}.yaml")
+    assert relative.config_file(relative.cells()[0]) == CONFIG_DIR / "reference" / "mappo_smac_3m.yaml"
     spec = ExperimentSpec(["mappo", "qmix"], ["smac_3m", "smac_MMM2"], [0], 10,
                           train_config=str(ROOT / "configs/reference/{algo}_{env}.yaml"))
     cell = spec.cells()[-1]

@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 from core.checkpoint import checkpoint_dirs
 from core.errors import UserError
+from core.paths import shipped_config
 from core.run_config import env_dir_name
 
 CellState = Literal["new", "interrupted", "done", "failed"]
@@ -73,7 +74,7 @@ class ExperimentSpec:
         if self.train_config is None:
             return None
         try:
-            return Path(self.train_config.format(algo=cell.algo, env=cell.env))
+            return shipped_config(self.train_config.format(algo=cell.algo, env=cell.env))
         except (KeyError, IndexError, ValueError) as exc:
             raise UserError(f"train_config {self.train_config!r}: only {{algo}} and {{env}} may be filled in "
                             f"({exc})") from None
