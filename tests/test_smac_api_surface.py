@@ -372,8 +372,7 @@ def test_smacv2_keys_are_accepted_at_their_defaults_and_rejected_otherwise():
     assert env.get_obs_size() == 30
     env.reset()
     rejected: dict[str, Any] = {"conic_fov": True,
-                                "prob_obs_enemy": 0.0, "action_mask": False, "fully_observable": True,
-                                "obs_starcraft": False}
+                                "prob_obs_enemy": 0.0, "action_mask": False, "fully_observable": True}
     for key, value in rejected.items():
         with pytest.raises(UserError, match="^" + re.escape(f"{key}={value!r} is not supported")) as err:
             StarCraft2Env(map_name="3m", **{key: value})
@@ -528,3 +527,18 @@ def test_map_params_are_smacs():
         assert get_smacv2_map_params(name) == {**params, "map_name": name}  # smacv2 adds the map file's name
         assert StarCraft2Env(map_name=name).map_type == map_type
     assert get_smacv2_map_params("10gen_zerg")["map_name"] == "32x32_flat"
+
+
+def test_obs_starcraft_false_leaves_the_time_alone():
+    """smacv2's obs_starcraft=False with obs_timestep_number: each agent sees t / limit and nothing else, dead or
+    alive (the SMACv2 paper's open-loop test); the state is untouched; without the timestep it is refused."""
+    env = StarCraft2Env(map_name="3m", obs_starcraft=False, obs_timestep_number=True)
+    full = StarCraft2Env(map_name="3m")
+    assert env.get_obs_size() == 1 and env.get_state_size() == full.get_state_size()
+    assert env.get_obs_feature_names() == ["timestep"]
+    env.reset()
+    for step in range(1, 4):
+        env.step([1, 1, 1])
+        np.testing.assert_allclose(np.array(env.get_obs()), np.full((3, 1), step / env.episode_limit))
+    with pytest.raises(UserError, match="set obs_timestep_number=true too"):
+        StarCraft2Env(map_name="3m", obs_starcraft=False)

@@ -240,7 +240,6 @@ ONLY_DEFAULT: dict[str, tuple[Any, str]] = {
     "prob_obs_enemy": (1.0, "every agent sees every enemy in its sight range"),
     "action_mask": (True, "attack actions are always masked by shoot range"),
     "fully_observable": (False, "observations always respect sight ranges"),
-    "obs_starcraft": (True, "observations always hold the StarCraft features"),
 }
 REWARD_KEYS = frozenset(RewardConfig.__dataclass_fields__)
 FLAG_KEYS = frozenset(FeatureFlags.__dataclass_fields__)

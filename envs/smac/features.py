@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from core.errors import UserError
 from envs.smac.battle import Battle
 from envs.smac.battle_constants import MOVE_STEPS, N_NON_ATTACK_ACTIONS
 from envs.smac.maps import MAP_SIZE
@@ -38,6 +39,8 @@ class FeatureFlags:
     obs_pathing_grid: bool = False  # the walkable flag at 8 points around the agent (smac's move features)
     obs_terrain_height: bool = False  # the terrain height at those points and the agent's own cell
     sighted_enemies: bool = False  # smacv2: enemies show only once the team has sighted them (envs.smac.sighting)
+    obs_starcraft: bool = True  # smacv2: False leaves the observation only obs_timestep_number's t / limit, for
+    # every agent (the SMACv2 paper's open-loop test: a policy that sees the time alone)
 
 
 class Features:
@@ -73,6 +76,11 @@ class Features:
         self.height = terrain.height.ravel()
         self.obs_size = self.n_move + self.n_enemies * self.nf_en + (self.n_agents - 1) * self.nf_al + self.nf_own \
             + int(flags.obs_timestep_number)
+        if not flags.obs_starcraft:
+            if not flags.obs_timestep_number:
+                raise UserError("obs_starcraft=false leaves the observation only the timestep: set "
+                                "obs_timestep_number=true too (as smacv2 needs)")
+            self.obs_size = 1
         self.nf_al_state = 4 + self.ally_shield + self.bits
         self.nf_en_state = 3 + self.enemy_shield + self.bits
         if flags.obs_instead_of_state:
@@ -156,6 +164,10 @@ class Features:
         `enemy_shown` [n, A, E] further hides enemies (smacv2's sighting memory)."""
         s, st, a, e, flags = self.b.state, self.b.stats, self.n_agents, self.n_enemies, self.flags
         n = len(dist)
+        if not flags.obs_starcraft:  # smacv2's open-loop observation: the time alone, dead agents included
+            out = np.empty((n, a, 1), np.float32) if out is None else out
+            out[:, :, 0] = (steps[idx] / limit)[:, None]
+            return out
         alive = s.alive[idx]
         sight, _ = self.ranges(idx)
         visible = (alive[:, None, :] & (dist < sight) & alive[:, :a, None]).astype(np.float32)  # [n, A, U]

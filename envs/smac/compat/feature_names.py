@@ -22,6 +22,8 @@ def enemy_state_attributes(f: Features) -> list[str]:
 def obs_feature_names(f: Features) -> list[str]:
     """One name per observation column; allies are numbered as agent 0 sees them (agents 1..n_agents-1)."""
     flags = f.flags
+    if not flags.obs_starcraft:
+        return ["timestep"]
     names = ["move_action_north", "move_action_south", "move_action_east", "move_action_west"]
     names += _bits("pathing_grid_", N_PATHING * flags.obs_pathing_grid)
     names += _bits("terrain_height_", N_HEIGHT * flags.obs_terrain_height)
