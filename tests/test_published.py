@@ -52,6 +52,9 @@ def test_the_table_puts_each_task_beside_its_published_values():
     cells = [c.strip() for c in row.strip("|").split("|")]
     assert cells[3:] == ["3", "1.25M (1.00M-1.50M), 2 of 3 / 2.3M", "1.50M, 1 of 3 / not within the curve",
                          "20 (0-60), 3 of 3 / 3", "82 (70-95), 2 of 3 / 40"]
+    variants = {"smac": {"MMM2": {"mappo-before": RESULTS["smac"]["MMM2"]["mappo"], "qmix": {}}}}
+    labelled = [line for line in published_section(variants, [MAPPO_MMM2]) if line.startswith("| smac")]
+    assert [line.split("|")[3].strip() for line in labelled] == ["mappo-before"]  # a labelled variant matches
 
 
 def test_the_report_draws_the_published_points_and_lists_them(tmp_path):

@@ -109,8 +109,9 @@ def _millions(value: float | None) -> str:
 def published_section(results: Results, published: Sequence[PublishedCurve], metric: str = "win_rate",
                       scale: float = 100.0) -> list[str]:
     """summary.md's table of the experiment beside the published results, per task and algorithm that both
-    have: env steps to reach each of THRESHOLDS (median over the runs that reached it, min-max, how many did)
-    and the score at each of CHECKPOINTS (median, min-max over runs that got there)."""
+    have (a published algorithm also stands beside its labelled variants, `<algo>-<label>`): env steps to reach
+    each of THRESHOLDS (median over the runs that reached it, min-max, how many did) and the score at each of
+    CHECKPOINTS (median, min-max over runs that got there)."""
     header = ["env", "task", "algorithm", "runs"]
     unit = "%" if metric == "win_rate" else ""
     header += [f"steps to {t:g}{unit} (ours / published)" for t in THRESHOLDS]
@@ -118,22 +119,21 @@ def published_section(results: Results, published: Sequence[PublishedCurve], met
     rows, shown = [], []
     for curve in published:
         env, task = curve.task
-        runs = results.get(env, {}).get(task, {}).get(curve.algo)
-        if not runs:
-            continue
-        evaluations = [_evaluations(run, metric, scale) for run in runs.values()]
-        row = [env, task, curve.algo, str(len(evaluations))]
-        for threshold in THRESHOLDS:
-            ours = _spread([None if (s := first_crossing(e, threshold)) is None else s / 1e6 for e in evaluations],
-                           "{:.2f}M", f"none of {len(evaluations)}")
-            theirs = _millions(curve.steps_to[threshold]) if threshold in curve.steps_to else "-"
-            row.append(f"{ours} / {theirs}")
-        for checkpoint in CHECKPOINTS:
-            ours = _spread([score_at(e, checkpoint) for e in evaluations], "{:.0f}", "not run that far")
-            published_score = score_at(curve.points, checkpoint) if curve.points else None
-            row.append(f"{ours} / {'-' if published_score is None else f'{published_score:.0f}'}")
-        rows.append(row)
-        shown.append(curve)
+        by_algo = results.get(env, {}).get(task, {})
+        for algo in sorted(a for a in by_algo if a == curve.algo or a.startswith(f"{curve.algo}-")):
+            evaluations = [_evaluations(run, metric, scale) for run in by_algo[algo].values()]
+            row = [env, task, algo, str(len(evaluations))]
+            for threshold in THRESHOLDS:
+                ours = _spread([None if (s := first_crossing(e, threshold)) is None else s / 1e6
+                                for e in evaluations], "{:.2f}M", f"none of {len(evaluations)}")
+                theirs = _millions(curve.steps_to[threshold]) if threshold in curve.steps_to else "-"
+                row.append(f"{ours} / {theirs}")
+            for checkpoint in CHECKPOINTS:
+                ours = _spread([score_at(e, checkpoint) for e in evaluations], "{:.0f}", "not run that far")
+                published_score = score_at(curve.points, checkpoint) if curve.points else None
+                row.append(f"{ours} / {'-' if published_score is None else f'{published_score:.0f}'}")
+            rows.append(row)
+            shown += [curve] * (curve not in shown)
     if not rows:
         return []
     lines = ["## Beside published results", "",
@@ -155,7 +155,7 @@ def overlay(ax: Axes, task: TaskKey, published: Sequence[PublishedCurve], color_
             continue
         steps, values = zip(*curve.points, strict=True)
         ax.plot(steps, values, linestyle="--", marker="D", markeredgecolor="black",
-                color=color_of.get(curve.algo, "black"), label=f"{curve.algo}, published")
+                color=color_of.get(curve.algo, "black"), label=f"{curve.algo}, published")  # black: not run here
         shown = True
     if shown:
         ax.legend(fontsize="small", loc="best")
