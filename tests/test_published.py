@@ -66,6 +66,9 @@ def test_the_report_draws_the_published_points_and_lists_them(tmp_path):
     (line,) = ax.get_lines()
     assert list(line.get_xdata()) == [1e6, 2e6] and list(line.get_ydata()) == [3, 40]
     assert ax.get_legend().get_texts()[0].get_text() == "mappo, published"
+    ax = Figure().subplots()
+    overlay(ax, ("smac", "MMM2"), [MAPPO_MMM2], {"qmix": "red"})  # no MAPPO run on the panel: nothing drawn
+    assert not ax.get_lines()
 
 
 def test_the_shipped_sc2_file_loads():

@@ -146,16 +146,19 @@ def published_section(results: Results, published: Sequence[PublishedCurve], met
     return [*lines, ""]
 
 
+MARKERS = ("D", "s", "^", "v", "P")  # one per published algorithm on a panel
+
+
 def overlay(ax: Axes, task: TaskKey, published: Sequence[PublishedCurve], color_of: Mapping[str, Any]) -> None:
-    """Draw the published points of `task` on a learning-curve panel: each algorithm's in its colour, as black-
-    edged diamonds joined by a dashed line, labelled in the panel's legend."""
-    shown = False
-    for curve in published:
-        if curve.task != task or not curve.points:
-            continue
+    """Draw the published points of `task` on a learning-curve panel, for the algorithms the panel shows (by
+    name, or a labelled variant `<algo>-<label>` of it: `color_of` holds them): dashed lines with black-edged
+    markers, one marker per algorithm, in its colour where the panel has it under that very name, else black;
+    labelled in the panel's legend."""
+    curves = [c for c in published if c.task == task and c.points
+              and any(a == c.algo or a.startswith(f"{c.algo}-") for a in color_of)]
+    for curve, marker in zip(curves, MARKERS, strict=False):
         steps, values = zip(*curve.points, strict=True)
-        ax.plot(steps, values, linestyle="--", marker="D", markeredgecolor="black",
-                color=color_of.get(curve.algo, "black"), label=f"{curve.algo}, published")  # black: not run here
-        shown = True
-    if shown:
+        ax.plot(steps, values, linestyle="--", marker=marker, markeredgecolor="black",
+                color=color_of.get(curve.algo, "black"), label=f"{curve.algo}, published")
+    if curves:
         ax.legend(fontsize="small", loc="best")
