@@ -284,7 +284,8 @@ def test_each_cell_can_train_from_its_own_config_file(tmp_path, monkeypatch):
         ExperimentSpec(["mappo"], ["smac_3m"], [0], 10, train_config=str(tmp_path / "{seed}.yaml"))
     args = parser().parse_intermixed_args(["--algos", "mappo", "--envs", "smac_3m", "--steps", "10",
                                            "--train-config", reference])
-    assert spec_from_args(args).config_file(Cell("mappo", "smac_3m", 0)).name == "mappo_smac_3m.yaml"
+    from_flags = spec_from_args(args).config_file(Cell("mappo", "smac_3m", 0))
+    assert from_flags is not None and from_flags.name == "mappo_smac_3m.yaml"
 
 
 def test_trainers_come_from_entry_points_and_a_broken_one_is_one_line(monkeypatch):

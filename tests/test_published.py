@@ -5,6 +5,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from matplotlib.figure import Figure
 
@@ -64,8 +65,9 @@ def test_the_report_draws_the_published_points_and_lists_them(tmp_path):
     ax = Figure().subplots()
     overlay(ax, ("smac", "MMM2"), [MAPPO_MMM2], {"mappo": "red"})
     (line,) = ax.get_lines()
-    assert list(line.get_xdata()) == [1e6, 2e6] and list(line.get_ydata()) == [3, 40]
-    assert ax.get_legend().get_texts()[0].get_text() == "mappo, published"
+    assert np.array_equal(line.get_xdata(), [1e6, 2e6]) and np.array_equal(line.get_ydata(), [3, 40])
+    legend = ax.get_legend()
+    assert legend is not None and legend.get_texts()[0].get_text() == "mappo, published"
     ax = Figure().subplots()
     overlay(ax, ("smac", "MMM2"), [MAPPO_MMM2], {"qmix": "red"})  # no MAPPO run on the panel: nothing drawn
     assert not ax.get_lines()
