@@ -8,12 +8,12 @@ network shape is caught when the weights load.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from core.added_keys import saved_section
 from core.config import from_dict, merge, parse_overrides
 from core.errors import UserError
+from core.paths import shipped_config
 from core.run_config import TrainConfig, _layer, _route_overrides
 
 FIXED_TRAIN_KEYS = ("n_envs", "vec", "seed")
@@ -29,7 +29,7 @@ def resume_config(meta: Mapping[str, Any], algo_config_cls: type, variant: Mappi
     merged: dict[str, Any] = {"train": dict(saved["train"]), "algo": saved_section(algo_config_cls, saved["algo"]),
                               "env": dict(saved["env"])}
     if config_file:
-        merged = merge(merged, _layer(Path(config_file), config_file))
+        merged = merge(merged, _layer(shipped_config(config_file), config_file))
     merged = merge(merged, {"train": {k: v for k, v in cli_train.items() if v is not None}})
     merged = merge(merged, _route_overrides(parse_overrides(overrides or []), algo_config_cls))
     changed = [f"train.{k}" for k in FIXED_TRAIN_KEYS if merged["train"].get(k) != saved["train"].get(k)]

@@ -282,6 +282,8 @@ def test_each_cell_can_train_from_its_own_config_file(tmp_path, monkeypatch):
         ExperimentSpec(["mappo"], ["smac_nowhere"], [0], 10, train_config=reference)
     with pytest.raises(UserError, match=r"only \{algo\} and \{env\}"):
         ExperimentSpec(["mappo"], ["smac_3m"], [0], 10, train_config=str(tmp_path / "{seed}.yaml"))
+    with pytest.raises(UserError, match=r"only \{algo\} and \{env\}"):
+        ExperimentSpec(["mappo"], ["smac_3m"], [0], 10, train_config=str(tmp_path / "{algo.x}.yaml"))
     args = parser().parse_intermixed_args(["--algos", "mappo", "--envs", "smac_3m", "--steps", "10",
                                            "--train-config", reference])
     from_flags = spec_from_args(args).config_file(Cell("mappo", "smac_3m", 0))

@@ -84,6 +84,7 @@ def test_the_shipped_sc2_file_loads():
     ("smac_3m: {mappo: {points: []}}", "needs a source"),
     ("smac_3m: {mappo: {source: x, point: []}}", "unknown key point"),
     ("smac_3m: {mappo: {source: x, points: [[1, 2, 3]]}}", r"\[env steps, score\] pairs"),
+    ("smac_3m: {mappo: {source: x, steps_to: [50]}}", r"steps_to maps a score"),
 ])
 def test_a_bad_file_is_one_line(tmp_path, text, message):
     path = tmp_path / "published.yaml"

@@ -3,6 +3,7 @@ behaviour (acquire in range, retaliate), smacv2's closest-ally hunt, 2m_vs_1z's 
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from envs.smac.batch import SMACBatch, make_batch
 from envs.smac.battle_constants import FAR
@@ -103,3 +104,14 @@ def test_a_battle_saved_before_retaliation_on_hit_loads_with_no_hit_landed():
     del saved["hit_in"]
     core.battle.load_state_dict(saved)
     assert (core.battle.state.hit_in == FAR).all()
+
+
+def test_a_battle_saved_before_the_weapon_mechanics_is_refused_in_one_line():
+    """Its battles ran other dynamics (no damage points, another marine period): continuing them on today's would
+    mix the two, so loading says why instead (the trainer turns it into one error line)."""
+    core = started(SMACBatch(get_map("3m"), 2, seed=0, flags=FeatureFlags()))
+    saved = core.battle.state_dict()
+    for key in ("swing_target", "swing", "damage_point_ticks", "range_slop"):
+        del saved[key]
+    with pytest.raises(ValueError, match=r"^its battles were saved before SC2's weapon mechanics"):
+        core.battle.load_state_dict(saved)

@@ -75,7 +75,7 @@ class ExperimentSpec:
             return None
         try:
             return shipped_config(self.train_config.format(algo=cell.algo, env=cell.env))
-        except (KeyError, IndexError, ValueError) as exc:
+        except (KeyError, IndexError, ValueError, AttributeError, TypeError) as exc:
             raise UserError(f"train_config {self.train_config!r}: only {{algo}} and {{env}} may be filled in "
                             f"({exc})") from None
 

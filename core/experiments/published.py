@@ -66,7 +66,8 @@ def load_published(path: str | os.PathLike[str]) -> list[PublishedCurve]:
                 raise UserError(f"{where}: unknown key {unknown[0]}; valid keys: points, source, steps_to")
             try:
                 points = [(float(s), float(v)) for s, v in entry.get("points") or []]
-                steps_to = {float(t): None if s is None else float(s) for t, s in (entry.get("steps_to") or {}).items()}
+                steps_to = {float(t): None if s is None else float(s) for t, s in dict(entry.get("steps_to") or {})
+                            .items()}
             except (TypeError, ValueError):
                 raise UserError(f"{where}: points are [env steps, score] pairs and steps_to maps a score to env "
                                 f"steps or null") from None
@@ -151,9 +152,9 @@ MARKERS = ("D", "s", "^", "v", "P")  # one per published algorithm on a panel
 
 def overlay(ax: Axes, task: TaskKey, published: Sequence[PublishedCurve], color_of: Mapping[str, Any]) -> None:
     """Draw the published points of `task` on a learning-curve panel, for the algorithms the panel shows (by
-    name, or a labelled variant `<algo>-<label>` of it: `color_of` holds them): dashed lines with black-edged
-    markers, one marker per algorithm, in its colour where the panel has it under that very name, else black;
-    labelled in the panel's legend."""
+    name, or a labelled variant `<algo>-<label>` of it; `color_of` maps the panel's algorithms to their colours):
+    dashed lines with black-edged markers, one marker per algorithm, in its colour where the panel has it under
+    that very name, else black; labelled in the panel's legend."""
     curves = [c for c in published if c.task == task and c.points
               and any(a == c.algo or a.startswith(f"{c.algo}-") for a in color_of)]
     for curve, marker in zip(curves, MARKERS, strict=False):

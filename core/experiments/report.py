@@ -467,7 +467,7 @@ def plot_learning_curves(results: Results, path: Path, colors: Mapping[str, Colo
             ax.fill_between(steps, lo * scale, hi * scale, color=colors[algo], alpha=0.2, linewidth=0)
             shown.append(algo)
         if metric in PERCENT_METRICS:  # published points are win rates (published.py)
-            overlay(ax, (env, task), published, colors)
+            overlay(ax, (env, task), published, {a: colors[a] for a in curves[metric].get((env, task), {})})
         ax.set(title=f"{env} / {task}", xlabel="env steps", ylabel=_label(metric))
         ax.xaxis.set_major_formatter(EngFormatter(sep=""))  # 250k, 1M: long step counts overlap
         ax.grid(alpha=0.3)

@@ -38,7 +38,10 @@ WALK_PLANE = (MAP_SIZE + 2) ** 2  # offset of the cliff walkers' grid in Battle.
 # map constants that checkpoints saved before the typed containers also hold; loading ignores them
 RETIRED_STATE_KEYS = frozenset({"is_ally", "enemy_of"})
 # state that checkpoints saved before it existed lack; loading one fills it with its value at a reset
-ADDED_STATE_KEYS = {"hit_in": FAR, "swing_target": -1, "swing": 0.0}
+ADDED_STATE_KEYS = {"hit_in": FAR}
+# arrays that came with SC2's weapon mechanics (a0eb112): a battle saved before them ran other dynamics (and
+# another marine period), so it is refused rather than continued as a mix of the two
+WEAPON_MECHANICS_KEYS = frozenset({"swing_target", "swing", "damage_point_ticks", "range_slop"})
 
 
 @dataclass(slots=True)
@@ -264,6 +267,10 @@ class Battle:
         """Copy a `state_dict()` into this battle's arrays (their dtypes kept)."""
         state = {k: v for k, v in state.items() if k not in RETIRED_STATE_KEYS}
         mine = dict(self._changing())
+        if WEAPON_MECHANICS_KEYS - set(state):
+            raise ValueError("its battles were saved before SC2's weapon mechanics entered the simulator (a0eb112) "
+                             "and cannot continue on today's dynamics: start a new run, or resume with a checkout "
+                             "from before them")
         for name, fill in ADDED_STATE_KEYS.items():
             state.setdefault(name, np.full_like(mine[name], fill))
         if set(state) != set(mine) or any(state[k].shape != v.shape for k, v in mine.items()):

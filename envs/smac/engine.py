@@ -280,8 +280,9 @@ def advance(battle: Battle, the_world: World, actions: np.ndarray) -> None:
     # the enemy AI's jitter [E, A] for each env at each sense, drawn at once in the order the engine reads it
     senses = 0 if the_world.hunts else k.ticks // k.sense_every
     jitter = battle.rng.random((senses, battle.n_envs, battle.n_enemies, battle.n_agents), dtype=np.float32)
-    # each unit's random attack delay this step (no weapon starts two attacks in one step: the shortest period,
-    # the zergling's, is 11 ticks)
+    # each unit's random attack delay this step: one draw serves every attack a unit starts in the step, and no
+    # weapon completes two (the shortest period less the delay, the zergling's, is 10 ticks; an attack lost before
+    # its shot frees the weapon, and a second one in the same step reuses the draw)
     delays = battle.rng.random((battle.n_envs, battle.n_units), dtype=np.float32)
     state, units, pairs = views(battle)
     _step(k, the_world, state, units, pairs, np.ascontiguousarray(actions, np.int64), battle.n_agents, jitter,
