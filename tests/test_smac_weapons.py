@@ -113,3 +113,38 @@ def test_automatic_targeting_scans_at_least_the_weapons_range():
     assert core.battle.pairs.scan_reach[0, 0, 3] == pytest.approx(6 + radius_sum[0, 3])
     marines = SMACBatch(get_map("3m"), 1, seed=0, flags=FeatureFlags())
     assert marines.battle.pairs.scan_reach[0, 3, 0] == pytest.approx(MIN_SCAN_RANGE + 0.75)
+
+
+def test_a_unit_stands_through_its_damage_point_while_its_target_stays_within_slop():
+    """The zealot steps 0.5 beyond the stalker's reach (and walks on away) while the stalker's attack is under
+    way: the stalker stands until its shot, which still fires (on the step's third tick), and only then chases,
+    for the five ticks left."""
+    core = duel()
+    s = core.battle.state
+    s.cooldown[:, 0] = 6.5  # the attack starts on the last tick of the first step
+    core.step(np.array([[ATTACK_FIRST, STOP, STOP]]))
+    assert s.swing_target[0, 0] == 3
+    reach = 6 + 0.625 + 0.5
+    s.z[0, 3] = s.z[0, 0] + (reach + 0.5)
+    s.attack_point[0] = 31 + 16j  # the zealot walks away from the stalker
+    before, full = complex(s.z[0, 0]), zealot_health(core).copy()
+    core.step(np.array([[ATTACK_FIRST, STOP, STOP]]))
+    chased = abs(complex(s.z[0, 0]) - before)
+    assert chased == pytest.approx(5 * UNIT_TYPES["stalker"].speed * DT, rel=1e-5)
+    assert (full - zealot_health(core))[0] == pytest.approx(UNIT_TYPES["stalker"].damage)
+
+
+def test_an_attack_is_lost_when_its_target_dies_or_changes():
+    engine = plain()
+    core = duel(compiled=False)
+    state, _, _ = engine.views(core.battle)
+    o = engine._scratch(6)
+    for target_now, target_alive in ((3, False), (4, True)):  # the target died; the unit was ordered elsewhere
+        state.swing_target[0, 0], state.cooldown[0, 0] = 3, 20.0
+        state.alive[0, 3] = target_alive if target_now == 3 else True
+        o.target[0] = target_now
+        engine._cancel_swing(state, 0, 0, o)
+        assert state.swing_target[0, 0] == -1 and state.cooldown[0, 0] == 0
+    state.swing_target[0, 0], state.cooldown[0, 0], state.alive[0, 3], o.target[0] = 3, 20.0, True, 3
+    engine._cancel_swing(state, 0, 0, o)
+    assert state.swing_target[0, 0] == 3 and state.cooldown[0, 0] == 20  # same live target: it goes on
