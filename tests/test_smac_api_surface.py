@@ -492,10 +492,10 @@ def test_smacs_bookkeeping_attributes():
     s.alive[0, 3] = s.alive[0, env.n_agents] = False
     assert env.death_tracker_ally.tolist() == [0, 0, 0, 1] + [0] * 6
     assert env.death_tracker_enemy[0] == 1 and env.death_tracker_enemy.sum() == 1
-    # MMM: agents 9 and enemy 11 are the medivacs
+    # MMM: agent 9 and one enemy (its slot drawn at the reset) are the medivacs
     assert not env.only_medivac_left(ally=True) and not env.only_medivac_left(ally=False)
     s.alive[0, : env.n_agents - 1] = False
-    s.alive[0, env.n_agents: -1] = False
+    s.alive[0, env.n_agents:] = env.core.battle.stats.is_medivac[0, env.n_agents:]
     assert env.only_medivac_left(ally=True) and env.only_medivac_left(ally=False)
     assert not started("3m").only_medivac_left(ally=True)
     sparse = started("3m", reward_sparse=True)  # smac updates its trackers only for the dense reward

@@ -59,8 +59,9 @@ def test_unit_attributes_match_sc2():
 
 
 def battle_1c3s5z() -> SMACBatch:
-    """1c3s5z: units 0 (colossus), 1-3 (stalkers), 4-8 (zealots) are allies, 9-17 the same enemies."""
-    core = SMACBatch(get_map("1c3s5z"), 1, seed=0, flags=FeatureFlags())
+    """1c3s5z: units 0 (colossus), 1-3 (stalkers), 4-8 (zealots) are allies, 9-17 the same enemies (in the map's
+    order: fixed)."""
+    core = SMACBatch(get_map("1c3s5z"), 1, seed=0, flags=FeatureFlags(), fixed_enemy_order=True)
     core.reset(np.ones(1, bool))
     return core
 

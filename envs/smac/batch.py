@@ -60,11 +60,12 @@ class SMACBatch:
     def __init__(self, smac_map: SMACMap, n_envs: int, seed: int | None = None,
                  flags: FeatureFlags | None = None, rewards: RewardConfig | None = None,
                  episode_limit: int | None = None, heuristic_ai: bool = False, roster: Roster | None = None,
-                 compiled: bool = True) -> None:
+                 compiled: bool = True, fixed_enemy_order: bool = False) -> None:
         self.map = smac_map
         self.n_envs = n_envs
         self.rng = np.random.default_rng(seed)
-        self.battle = Battle(smac_map, n_envs, self.rng, engine if compiled else engine.plain(), roster)
+        self.battle = Battle(smac_map, n_envs, self.rng, engine if compiled else engine.plain(), roster,
+                             fixed_enemy_order)
         self.features = Features(self.battle, flags or FeatureFlags())
         self.rewards = rewards = rewards or RewardConfig()
         if episode_limit is not None and episode_limit < 1:
@@ -88,14 +89,23 @@ class SMACBatch:
     def state_dict(self) -> dict[str, Any]:
         """Everything that changes while battles run: battle arrays, random stream, last actions."""
         state: dict[str, Any] = {"battle": self.battle.state_dict(), "rng": self.rng.bit_generator.state,
-                                 "last_action": self.last_action.copy(), "max_reward": self.max_reward}
+                                 "last_action": self.last_action.copy(), "max_reward": self.max_reward,
+                                 "enemy_order": self._enemy_order()}
         if self.heuristic is not None:
             state["heuristic_target"] = self.heuristic.target.copy()
         if self.sighting is not None:
             state["sighting"] = {"owner": self.sighting.owner.copy(), "rng": self.sighting.rng.bit_generator.state}
         return state
 
+    def _enemy_order(self) -> str:
+        return "shuffled" if self.battle.shuffles_enemies else "fixed"
+
     def load_state_dict(self, state: dict[str, Any]) -> None:
+        saved = state.get("enemy_order", "fixed")  # before enemies were shuffled, their order was fixed
+        if saved != self._enemy_order():
+            raise ValueError(f"its battles were saved with the enemies' order {saved} between episodes, and this "
+                             f"env has it {self._enemy_order()}: resume with env.fixed_enemy_order="
+                             f"{str(saved == 'fixed').lower()}")
         self.battle.load_state_dict(state["battle"])
         self.rng.bit_generator.state = state["rng"]
         self.last_action[...] = state["last_action"]
@@ -247,7 +257,8 @@ FLAG_KEYS = frozenset(FeatureFlags.__dataclass_fields__)
 
 def make_batch(map_name: str, n_envs: int, seed: int | None, episode_limit: int | None, flags: dict[str, Any]
                ) -> SMACBatch:
-    """SMACBatch from SMAC-style keyword flags (plus heuristic_ai, and compiled=False for the plain-Python engine;
+    """SMACBatch from SMAC-style keyword flags (plus heuristic_ai, fixed_enemy_order=True to number the enemies
+    alike in every episode, and compiled=False for the plain-Python engine;
     smac's engine settings are accepted and ignored, smacv2's unsupported ones only at their defaults); unknown
     flags raise UserError naming them.
     `map_name` is a SMAC map or a generated scenario (smaclite_<race>_<n>_vs_<m>, see envs.smac.scenarios)."""
@@ -258,6 +269,7 @@ def make_batch(map_name: str, n_envs: int, seed: int | None, episode_limit: int 
     flags = {k: v for k, v in flags.items() if k not in IGNORED and k not in ONLY_DEFAULT}
     heuristic_ai = bool(flags.pop("heuristic_ai", False))
     compiled = bool(flags.pop("compiled", True))
+    fixed_enemy_order = bool(flags.pop("fixed_enemy_order", False))
     roster: Roster | None
     if map_name in SCENARIOS:
         smac_map, roster, defaults = SCENARIOS[map_name].build()
@@ -274,4 +286,4 @@ def make_batch(map_name: str, n_envs: int, seed: int | None, episode_limit: int 
     return SMACBatch(smac_map, n_envs, seed,
                      FeatureFlags(**{k: v for k, v in flags.items() if k in FLAG_KEYS}),
                      RewardConfig(**{k: v for k, v in flags.items() if k in REWARD_KEYS}), episode_limit,
-                     heuristic_ai, roster, compiled)
+                     heuristic_ai, roster, compiled, fixed_enemy_order)

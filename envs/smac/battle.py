@@ -203,7 +203,7 @@ class Battle:
     compiled or its plain-Python run, as SMACBatch chooses)."""
 
     def __init__(self, smac_map: SMACMap, n_envs: int, rng: np.random.Generator, engine: Engine,
-                 roster: Roster | None = None) -> None:
+                 roster: Roster | None = None, fixed_enemy_order: bool = False) -> None:
         self.map = smac_map
         self.n_envs = n_envs
         self.rng = rng
@@ -236,11 +236,17 @@ class Battle:
         self.has_regen = bool((t.regen_per_tick > 0).any())
         self.has_stepping_over = bool(t.steps_over_ground.any())
         self.delays = sorted(set(t.projectile_ticks.tolist()))
-        # A fixed roster's stats are the same in every env: its pairwise tables are one [U, U] block broadcast
-        # read-only. A generated roster's stats are drawn per env at each reset (type 0 until then).
-        self._fixed = isinstance(self.roster, FixedRoster)
-        if isinstance(self.roster, FixedRoster):
-            kinds = self.roster.kinds[None]
+        # A fixed roster's stats are the same in every env (if its enemies are shuffled, only where they are all
+        # of one type): its pairwise tables are one [U, U] block broadcast read-only. Otherwise stats are drawn
+        # per env at each reset (type 0 until then).
+        fixed = self.roster.kinds if isinstance(self.roster, FixedRoster) else None
+        # smac numbers a map's enemies in the order SC2's raw observation lists them, which changes between
+        # episodes (SC2_FACTS.md): each reset draws their slot order unless it is fixed. Generated scenarios keep
+        # the order smacv2 creates its units in (how SC2 lists those is not documented).
+        self.shuffles_enemies = fixed is not None and not fixed_enemy_order
+        self._fixed = fixed is not None and not (self.shuffles_enemies and np.unique(fixed[a:]).size > 1)
+        if fixed is not None and self._fixed:
+            kinds = fixed[None]
             self.stats = UnitStats.of(t, np.broadcast_to(kinds, (n_envs, n_units)), a)
             self.pairs = PairStats.of(t, kinds, a).shared(n_envs)
         else:
@@ -287,6 +293,8 @@ class Battle:
             return
         s, st, a = self.state, self.stats, self.n_agents
         kinds, positions = self.roster.sample(self.rng, idx.size) if drawn is None else drawn
+        if self.shuffles_enemies:
+            kinds, positions = self._shuffled_enemies(kinds, positions)
         if not self._fixed:
             st.set_envs(idx, UnitStats.of(self.types, kinds, a))
             self.pairs.set_envs(idx, PairStats.of(self.types, kinds, a))
@@ -309,6 +317,13 @@ class Battle:
         s.hit_in[idx] = FAR
         s.pending[:, idx] = 0.0
         s.steps[idx] = 0
+
+    def _shuffled_enemies(self, kinds: np.ndarray, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Teams [n, U] and positions [n, U, 2] with each env's enemies in a uniformly drawn slot order."""
+        a = self.n_agents
+        order = a + np.argsort(self.rng.random((len(kinds), self.n_enemies)), axis=1)
+        order = np.concatenate([np.broadcast_to(np.arange(a), (len(kinds), a)), order], axis=1)
+        return np.take_along_axis(kinds, order, axis=1), np.take_along_axis(positions, order[..., None], axis=1)
 
     # -- one agent step -------------------------------------------------------------------------------
     def step(self, actions: np.ndarray) -> None:
