@@ -10,7 +10,7 @@ from envs.smac.features import FeatureFlags
 from envs.smac.maps import get_map
 from envs.smac.units import UNIT_TYPES, UnitTable
 
-STOP, WEST, ATTACK_FIRST = 1, 5, 6
+STOP, EAST, WEST, ATTACK_FIRST = 1, 4, 5, 6
 
 
 def duel(n_envs: int = 1, compiled: bool = True) -> SMACBatch:
@@ -148,3 +148,21 @@ def test_an_attack_is_lost_when_its_target_dies_or_changes():
     state.swing_target[0, 0], state.cooldown[0, 0], state.alive[0, 3], o.target[0] = 3, 20.0, True, 3
     engine._cancel_swing(state, 0, 0, o)
     assert state.swing_target[0, 0] == 3 and state.cooldown[0, 0] == 20  # same live target: it goes on
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_a_unit_walking_into_a_standing_enemy_gives_way_alone(compiled):
+    """SC2 lets no player's units push another's (the `Pushable` alliance aspect, off between enemies): the
+    zealot attacking stalker 1 stands its ground while stalker 0 walks into it, and stalker 0 does not pass."""
+    core = duel(compiled=compiled)
+    s = core.battle.state
+    s.alive[:, 1], s.hp[:, 1], s.shield[:, 1] = True, 80.0, 80.0
+    s.z[:, 1], s.z[:, 0] = complex(16.175, 16.0), complex(13.0, 16.0)  # the zealot's target; the walker, west
+    zealot = s.z[0, 3]
+    for _ in range(4):
+        core.step(np.array([[EAST, STOP, STOP]]))
+        assert s.ai_target[0, 3] == 1 and s.z[0, 3] == zealot
+    # pressed against it from the west, overlapping it by at most the two ticks walked since the last push
+    st = core.battle.stats
+    assert s.z[0, 0].real < zealot.real
+    assert abs(s.z[0, 0] - zealot) > st.radius[0, 0] + st.radius[0, 3] - 2 * st.speed_per_tick[0, 0] - 1e-3

@@ -1,11 +1,12 @@
 """The battle engine: every env's agent step run tick by tick, unit by unit, compiled with numba.
 
-One agent step is `TICKS_PER_STEP` ticks. Every `SENSE_EVERY` ticks units that overlap are pushed apart and
-the enemy AI picks its targets; every tick each unit moves (chases its target or walks to its goal, around
-walls where the map has them), heals or fires when in reach and ready, the hits due land, and units
-regenerate. Arithmetic is float32 for positions and stats, float64 where damage and heals are summed, and
-complex `abs` and products are written out with the fused multiply-adds of numpy's vectorised loops, so that
-trajectories are those of the whole-batch numpy step that this engine replaced, bit for bit.
+One agent step is `TICKS_PER_STEP` ticks. Every `SENSE_EVERY` ticks units that overlap are pushed apart (a
+unit walking into a standing enemy gives way alone) and the enemy AI picks its targets; every tick each unit
+moves (chases its target or walks to its goal, around walls where the map has them), heals or fires when in
+reach and ready, the hits due land, and units regenerate. Arithmetic is float32 for positions and stats,
+float64 where damage and heals are summed, and complex `abs` and products are written out with the fused
+multiply-adds of numpy's vectorised loops, so that trajectories are those of the whole-batch numpy step that
+this engine replaced, bit for bit.
 
 `plain()` loads this module again with numba's JIT off: the same functions as plain Python, for tests and
 debugging (`SMACBatch(..., compiled=False)`). All compiled code lives in this one file because numba's
@@ -226,6 +227,7 @@ class Scratch(NamedTuple):
     term_x: np.ndarray  # [U, U] collision pushes
     term_y: np.ndarray
     live_radius: np.ndarray
+    stands: np.ndarray  # the unit attacks a target in reach or has no order to move: enemies do not push it
     pushed: np.ndarray
     shift_x: np.ndarray
     shift_y: np.ndarray
@@ -500,6 +502,29 @@ def _aim(s, p, b, o):
 
 # -- collisions --------------------------------------------------------------------------------------------
 @_inlined
+def _find_standing(s, p, b, o):
+    """o.stands: each unit attacks a live target within reach (or an attack of its is under way), or has
+    neither a target nor a goal to walk to. SC2 lets no player's units push another's (SC2_FACTS.md), so an
+    enemy that walks into a standing unit is stopped, not the other way round."""
+    for u in range(s.hp.shape[1]):
+        t = o.ally_target[u] if o.ally_target[u] >= 0 else s.ai_target[b, u]
+        if t >= 0 and s.alive[b, t]:
+            d = _cabs(s.z[b, 2 * t] - s.z[b, 2 * u], s.z[b, 2 * t + 1] - s.z[b, 2 * u + 1])
+            o.stands[u] = d <= p.reach[b, u, t] or s.swing_target[b, u] == t
+        else:
+            o.stands[u] = not o.has_goal[u]
+
+
+@_inlined
+def _share(o, n_agents, i, j):
+    """Unit i's share of resolving its overlap with unit j, in halves: teammates push each other (1 each);
+    between enemies a walking unit gives way to a standing one (2 against 0), else each gives way half."""
+    if (i < n_agents) == (j < n_agents) or o.stands[i] == o.stands[j]:
+        return F1
+    return F0 if o.stands[i] else np.float32(2.0)
+
+
+@_inlined
 def _limited_shift(k, w, sx, sy):
     """A collision shift, at most k.push_max long where walls lie inside the map, so that a crowd cannot push a
     unit across a one-cell wall in one resolution (where the walkable area is a rectangle nothing is needed)."""
@@ -515,9 +540,10 @@ def _limited_shift(k, w, sx, sy):
 def _push_apart_dense(k, w, s, st, p, b, n_agents, o):
     """Push overlapping units apart, every pair considered; leaves the distances before the push in o.dist.
 
-    Each pair is computed once (its distance and weight are symmetric to the bit, j's push on i is the exact
-    negation of i's on j); teammates that cannot touch are skipped, since the enemy AI needs no distance
-    between them. A unit's pushes are summed in four interleaved partial sums, then the rest."""
+    Each pair is computed once (its distance and weight are symmetric to the bit; j's push on i is the exact
+    negation of i's on j, each scaled by its `_share`); teammates that cannot touch are skipped, since the
+    enemy AI needs no distance between them. A unit's pushes are summed in four interleaved partial sums, then
+    the rest."""
     n = s.hp.shape[1]
     for i in range(n):  # units that do not collide (dead, air) overlap nothing
         o.live_radius[i] = st.radius[b, i] if s.alive[b, i] and not st.is_medivac[b, i] else -k.far
@@ -536,9 +562,10 @@ def _push_apart_dense(k, w, s, st, p, b, n_agents, o):
             overlap = reach - d
             if overlap > F0 and not (w.stepping_over and p.collide_d2[b, i, j] < F0):
                 f = overlap / max(d, EPS6)
-                o.term_x[i, j], o.term_y[i, j] = f * dx, f * dy
-                o.term_x[j, i], o.term_y[j, i] = -o.term_x[i, j], -o.term_y[i, j]
-                o.pushed[i], o.pushed[j] = True, True
+                share_i, share_j = _share(o, n_agents, i, j), _share(o, n_agents, j, i)
+                o.term_x[i, j], o.term_y[i, j] = share_i * (f * dx), share_i * (f * dy)
+                o.term_x[j, i], o.term_y[j, i] = -share_j * (f * dx), -share_j * (f * dy)
+                o.pushed[i], o.pushed[j] = o.pushed[i] or share_i > F0, o.pushed[j] or share_j > F0
     m = n - n % 4
     for i in range(n):
         if not o.pushed[i]:
@@ -573,7 +600,7 @@ def _measure_enemy_to_ally(s, b, n_agents, o):
 
 
 @_inlined
-def _push_apart_sparse(k, w, s, st, p, b, o):
+def _push_apart_sparse(k, w, s, st, p, b, n_agents, o):
     """Push overlapping units apart in large battles: only pairs that can touch are measured (the others
     contribute nothing), each unit's pushes summed in float64 in unit order."""
     n = s.hp.shape[1]
@@ -587,8 +614,9 @@ def _push_apart_sparse(k, w, s, st, p, b, o):
                 continue
             d = _cabs(dx, dy)
             overlap = p.radius_sum[b, i, j] - d
-            if overlap > F0:
-                f = (-HALF * overlap) / max(d, EPS6)
+            share = _share(o, n_agents, i, j)
+            if overlap > F0 and share > F0:
+                f = (-HALF * overlap) / max(d, EPS6) * share
                 sx, sy, o.pushed[i] = sx + np.float64(dx * f), sy + np.float64(dy * f), True
         o.shift_x[i], o.shift_y[i] = _limited_shift(k, w, np.float32(sx), np.float32(sy))
     for i in range(n):
@@ -599,11 +627,12 @@ def _push_apart_sparse(k, w, s, st, p, b, o):
 @_inlined
 def _sense(k, w, s, st, p, b, sense, jitter, n_agents, o):
     """Collisions, then the enemy AI's targets from the distances before them, then every unit's aim."""
+    _find_standing(s, p, b, o)
     if w.dense:
         _push_apart_dense(k, w, s, st, p, b, n_agents, o)
     else:
         _measure_enemy_to_ally(s, b, n_agents, o)
-        _push_apart_sparse(k, w, s, st, p, b, o)
+        _push_apart_sparse(k, w, s, st, p, b, n_agents, o)
     _acquire_targets(k, w, s, st, p, b, sense, jitter, n_agents, o)
     _aim(s, p, b, o)
 
@@ -828,8 +857,8 @@ def _scratch(n: int) -> Scratch:
                    np.empty(n, np.int64), np.empty(n, np.int64), np.empty(n, np.float32), np.empty(n, np.float32),
                    np.empty(n, np.float32), np.empty(n, np.bool_), np.empty(n, np.bool_), np.zeros((n, n), np.float32),
                    np.empty((n, n), np.float32), np.empty((n, n), np.float32), np.empty(n, np.float32),
-                   np.empty(n, np.bool_), np.empty(n, np.float32), np.empty(n, np.float32), np.empty(n, np.float64),
-                   np.empty(n, np.float64), np.empty(n, np.float32), np.empty(n, np.float32),
+                   np.empty(n, np.bool_), np.empty(n, np.bool_), np.empty(n, np.float32), np.empty(n, np.float32),
+                   np.empty(n, np.float64), np.empty(n, np.float64), np.empty(n, np.float32), np.empty(n, np.float32),
                    np.empty(n, np.float32), np.empty(n, np.float32), np.empty(n, np.float64))
 
 
