@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import envs
+from envs.smac import SMACVecEnv
 from envs.smac.batch import make_batch
 from envs.smac.maps import get_map
 from tests.test_smac_engine import run
@@ -43,7 +44,9 @@ def test_a_fixed_order_numbers_the_enemies_alike_and_runs_the_trajectories_of_be
         batch.reset(np.ones(64, bool))
         assert (medivac_slots(batch) == MMM2.enemy_names.index("medivac")).all()
     # the digest test_smac_engine recorded for smac_3m before the shuffle existed
-    assert run(envs.make_vec("smac_3m", n_envs=8, seed=11, fixed_enemy_order=True), 60)[0] == "1b68b83c9584f1e1"
+    venv = envs.make_vec("smac_3m", n_envs=8, seed=11, fixed_enemy_order=True)
+    assert isinstance(venv, SMACVecEnv)
+    assert run(venv, 60)[0] == "1b68b83c9584f1e1"
 
 
 @pytest.mark.parametrize("saved_fixed", [True, False])
