@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from core.added_keys import saved_section
+from core.added_keys import saved_env_options, saved_section
 from core.config import from_dict, merge, parse_overrides
 from core.errors import UserError
 from core.paths import shipped_config
@@ -26,15 +26,16 @@ def resume_config(meta: Mapping[str, Any], algo_config_cls: type, variant: Mappi
     saved = meta.get("config")
     if not isinstance(saved, Mapping) or not all(isinstance(saved.get(k), Mapping) for k in ("train", "algo", "env")):
         raise UserError(f"checkpoint {where} has no config to resume from")
+    saved_env = saved_env_options(str(meta.get("env", "")), saved["env"])
     merged: dict[str, Any] = {"train": dict(saved["train"]), "algo": saved_section(algo_config_cls, saved["algo"]),
-                              "env": dict(saved["env"])}
+                              "env": saved_env}
     if config_file:
         merged = merge(merged, _layer(shipped_config(config_file), config_file))
     merged = merge(merged, {"train": {k: v for k, v in cli_train.items() if v is not None}})
     merged = merge(merged, _route_overrides(parse_overrides(overrides or []), algo_config_cls))
     changed = [f"train.{k}" for k in FIXED_TRAIN_KEYS if merged["train"].get(k) != saved["train"].get(k)]
     changed += [f"algo.{k}" for k in variant if merged["algo"].get(k) != saved["algo"].get(k)]
-    if merged["env"] != saved["env"]:
+    if merged["env"] != saved_env:
         changed.append("env options")
     if changed:
         raise UserError(f"cannot change {', '.join(changed)} when resuming {where}; start a new run instead")

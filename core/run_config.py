@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
+from core.added_keys import new_env_options
 from core.config import (
     Bounds,
     NonNegativeInt,
@@ -123,7 +124,7 @@ def resolve_config(
             raise ConfigError(f"--algo {algo} fixes algo.{key} to {fixed!r}, got {getattr(algo_cfg, key)!r}; "
                               f"choose another variant with --algo instead")
     check_keys(merged["env"], "env")
-    return train, algo_cfg, dict(merged["env"])
+    return train, algo_cfg, new_env_options(env, merged["env"])
 
 
 def _route_overrides(overrides: dict[str, Any], algo_config_cls: type) -> dict[str, Any]:

@@ -9,12 +9,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from core.added_keys import ADDED_KEYS, saved_section
+from core.added_keys import ADDED_KEYS, saved_env_options, saved_section
 from core.buffers import RolloutBuffer, compute_gae
 from core.checkpoint import FORMAT, load_checkpoint, save_checkpoint
 from core.config import from_dict, load_yaml, parse_overrides
-from core.errors import ConfigError
+from core.errors import ConfigError, UserError
 from core.normalizers import EMANormalizer, RunningNormalizer
+from core.resume import resume_config
 from core.run_config import TrainConfig, resolve_config
 from marl.algos.coma import COMAConfig
 from marl.algos.mappo import MAPPOConfig
@@ -107,6 +108,21 @@ def test_a_config_saved_before_an_option_existed_reads_as_that_version_ran():
     assert boltzmann.reverse_kl_final == 0.0 and COMAConfig().reverse_kl_final == 1.0
     assert from_dict(ValueDecompositionConfig, saved_section(ValueDecompositionConfig, {})).td_lambda == 0.0
 
+
+
+def test_new_runs_record_added_env_options_and_old_runs_read_as_they_ran():
+    """SMAC runs saved before the enemies were shuffled between episodes ran with the map's order."""
+    assert resolve_config("mappo", "smac_MMM2", MAPPOConfig)[2] == {"fixed_enemy_order": False}
+    assert "fixed_enemy_order" not in resolve_config("mappo", "mpe_simple_spread", MAPPOConfig)[2]
+    assert saved_env_options("smac_MMM2", {}) == {"fixed_enemy_order": True}
+    assert saved_env_options("smac_MMM2", {"fixed_enemy_order": False}) == {"fixed_enemy_order": False}
+    assert saved_env_options("smaclite_zerg_5_vs_5", {}) == {}
+    meta = {"env": "smac_MMM2", "config": {"train": {}, "algo": {}, "env": {"obs_last_action": True}}}
+    for overrides in ([], ["env.fixed_enemy_order=true"]):
+        env = resume_config(meta, MAPPOConfig, {}, None, {}, overrides, "old")[2]
+        assert env == {"fixed_enemy_order": True, "obs_last_action": True}
+    with pytest.raises(UserError, match="cannot change env options"):
+        resume_config(meta, MAPPOConfig, {}, None, {}, ["env.fixed_enemy_order=false"], "old")
 
 
 def test_every_added_key_is_a_field_whose_default_changed_since():

@@ -133,7 +133,7 @@ def test_qmix_stochastic_on_shorter_episodes_and_several_recorded(qmix_run: Path
                              "--gif", qmix_run / "q.gif", "--record-episodes", "2")
     assert code == 0 and summary is not None
     assert summary["episodes"] == 5 and summary["policy"] == "stochastic" and summary["seed"] == 3
-    assert summary["env_options"] == {"episode_limit": 6}
+    assert summary["env_options"] == {"fixed_enemy_order": False, "episode_limit": 6}
     assert max(summary["per_episode"]["length"]) <= 6
     assert len(summary["video"]["lengths"]) == 2 and max(summary["video"]["lengths"]) <= 6
     assert gif_frames(qmix_run / "q.gif")[0] == sum(summary["video"]["lengths"]) + 2

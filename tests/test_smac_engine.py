@@ -18,7 +18,7 @@ from envs.smac.scenarios import SCENARIOS
 # slop, a scan range of at least the weapon's range and Liberty's marine period (envs/smac/SC2_FACTS.md);
 # re-recorded then, with those mechanics' own tests in tests/test_smac_weapons.py. Re-recorded again when each
 # reset began to draw the enemies' slot order, as smac's raw unit order changes between episodes (with
-# env.fixed_enemy_order=true every trajectory was still the one before; test_smac_enemy_order.py), and when
+# env.fixed_enemy_order=true every trajectory was still the one before; test_smac_enemy_numbering.py), and when
 # enemies stopped pushing each other (a walking unit gives way to a standing enemy; test_smac_weapons.py)
 DIGESTS = {
     "smac_3m": "617efc4522cc2ab4",
@@ -34,8 +34,8 @@ DIGESTS = {
     "smac_3s5z": "d7666927f10a22a7",
     "smac_3s5z_vs_3s6z": "85f9c6be8614b083",
     "smac_1c3s5z": "7984bec966ffa49a",
-    "smac_2m_vs_1z": "4e78b3a84eed5b65",
-    "smac_2s_vs_1sc": "0c9d83705a8d82e5",
+    "smac_2m_vs_1z": "6f86dc6227b2d545",
+    "smac_2s_vs_1sc": "273897dcd2d2f4b5",
     "smac_3s_vs_3z": "8ec93e293be7be6b",
     "smac_3s_vs_4z": "1113ae964ee517fb",
     "smac_3s_vs_5z": "1b19d37ae26059db",

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from core.added_keys import saved_section
+from core.added_keys import saved_env_options, saved_section
 from core.checkpoint import STATE_MISMATCH, load_checkpoint, state_mismatch
 from core.config import check_keys, from_dict, merge, parse_overrides
 from core.errors import ConfigError, UserError
@@ -80,7 +80,7 @@ def load_saved_run(path: str | Path) -> SavedRun:
         clock = Clock(**meta.get("clock", {}))
     except (ConfigError, TypeError) as exc:
         raise UserError(f"checkpoint {checkpoint} has a config this version cannot read: {exc}") from None
-    return SavedRun(checkpoint, algo, env, train, dict(config["algo"]), dict(config["env"]), clock,
+    return SavedRun(checkpoint, algo, env, train, dict(config["algo"]), saved_env_options(env, config["env"]), clock,
                     dict(state["agent"]))
 
 

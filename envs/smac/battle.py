@@ -242,8 +242,8 @@ class Battle:
         fixed = self.roster.kinds if isinstance(self.roster, FixedRoster) else None
         # smac numbers a map's enemies in the order SC2's raw observation lists them, which changes between
         # episodes (SC2_FACTS.md): each reset draws their slot order unless it is fixed. Generated scenarios keep
-        # the order smacv2 creates its units in (how SC2 lists those is not documented).
-        self.shuffles_enemies = fixed is not None and not fixed_enemy_order
+        # the order smacv2 creates its units in (how SC2 lists those is not documented). One enemy has one order.
+        self.shuffles_enemies = fixed is not None and not fixed_enemy_order and e > 1
         self._fixed = fixed is not None and not (self.shuffles_enemies and np.unique(fixed[a:]).size > 1)
         if fixed is not None and self._fixed:
             kinds = fixed[None]
