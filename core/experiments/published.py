@@ -25,7 +25,7 @@ import numpy as np
 
 from core.config import load_yaml
 from core.errors import ConfigError, UserError
-from core.experiments.results import env_task
+from core.experiments.results import env_task, evaluation_curve
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -75,13 +75,6 @@ def load_published(path: str | os.PathLike[str]) -> list[PublishedCurve]:
     return curves
 
 
-def _evaluations(run: Mapping[str, Any], metric: str, scale: float) -> list[tuple[float, float]]:
-    """A run's (env steps, mean score x scale) per evaluation, in step order."""
-    names = sorted((n for n in run if n.startswith("step_")), key=lambda n: int(n.removeprefix("step_")))
-    return [(float(run[n]["step_count"]), float(np.mean(run[n][metric])) * scale) for n in names
-            if run[n].get(metric)]
-
-
 def first_crossing(evaluations: Sequence[tuple[float, float]], score: float) -> float | None:
     """The env steps of the first evaluation at or above `score`; None if none is."""
     return next((steps for steps, value in evaluations if value >= score), None)
@@ -122,7 +115,8 @@ def published_section(results: Results, published: Sequence[PublishedCurve], met
         env, task = curve.task
         by_algo = results.get(env, {}).get(task, {})
         for algo in sorted(a for a in by_algo if a == curve.algo or a.startswith(f"{curve.algo}-")):
-            evaluations = [_evaluations(run, metric, scale) for run in by_algo[algo].values()]
+            evaluations = [[(steps, value * scale) for steps, value in evaluation_curve(run, metric)]
+                           for run in by_algo[algo].values()]
             row = [env, task, algo, str(len(evaluations))]
             for threshold in THRESHOLDS:
                 ours = _spread([None if (s := first_crossing(e, threshold)) is None else s / 1e6

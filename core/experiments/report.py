@@ -24,6 +24,7 @@ import numpy.typing as npt
 
 from core.errors import MissingDependencyError, UserError
 from core.experiments.published import PublishedCurve, overlay, published_section
+from core.experiments.results import evaluation_curve
 from core.paths import install_hint
 
 if TYPE_CHECKING:
@@ -208,8 +209,7 @@ def learning_curves(results: Results, metric: str) -> dict[TaskKey, dict[str, tu
     for env, task, algo, runs in _runs(results):
         points = []
         for _, run in runs:
-            run_points = [(float(step["step_count"]), value) for step in _steps(run)
-                          if (value := _episode_mean(step, metric)) is not None]
+            run_points = evaluation_curve(run, metric)
             if run_points:
                 points.append(run_points)
         if points:

@@ -11,8 +11,11 @@ evaluations; `absolute_metrics` only once it finished.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from core.experiments.grid import Cell, read_summary, run_dir
 
@@ -76,3 +79,10 @@ def write_results(cells: list[Cell], out: Path) -> Path:
     tmp.write_text(json.dumps(collect(cells, out), indent=1) + "\n")
     tmp.replace(path)
     return path
+
+
+def evaluation_curve(run: Mapping[str, Any], metric: str) -> list[tuple[float, float]]:
+    """A run of results.json as (env steps, mean `metric` over the episodes) per evaluation, in step order,
+    leaving out evaluations without the metric."""
+    names = sorted((n for n in run if n.startswith("step_")), key=lambda n: int(n.removeprefix("step_")))
+    return [(float(run[n]["step_count"]), float(np.mean(run[n][metric]))) for n in names if run[n].get(metric)]
