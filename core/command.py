@@ -55,8 +55,8 @@ COMMANDS = {
     "report": Command("(re)write the report of experiment directories (IQM, intervals, plots)",
                       "concerto report experiments/<grid> [--out DIR] [--published FILE]",
                       _main_of("core.experiments.cli", entry="report_main")),
-    "tune": Command("tune hyperparameters with Optuna", "concerto tune --algo qmix --env smac_3m --trials 30",
-                    _main_of("core.tuning.cli")),
+    "tune": Command("tune hyperparameters with Optuna",
+                    "concerto tune --algo qmix --env smac_3m --steps 200000 --trials 30", _main_of("core.tuning.cli")),
 }
 
 

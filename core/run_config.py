@@ -51,7 +51,7 @@ class TrainConfig:
     device: str = "cpu"  # cpu, cuda, cuda:N or mps
     torch_threads: Annotated[int, Bounds(ge=1, le=1024)] = 1  # torch and BLAS threads (the cores the run keeps busy)
     matmul_precision: Literal["ieee", "bf16", "tf32"] = "ieee"  # float32 CPU matmuls: see core.precision
-    eval_interval: NonNegativeInt = 25_000  # 0: evaluate only at the end
+    eval_interval: NonNegativeInt = 25_000  # env steps between greedy evaluations; 0: only at the end
     eval_episodes: PositiveInt = 32  # greedy episodes per evaluation
     eval_envs: Annotated[int, Bounds(ge=1, le=MAX_ENVS)] = 8  # env copies the evaluation plays at once
     checkpoint_interval: NonNegativeInt = 100_000  # env steps between periodic checkpoints (0: only at the end)

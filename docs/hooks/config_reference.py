@@ -1,12 +1,14 @@
 """The configuration reference, generated from the typed config dataclasses and their field comments.
 
 mkdocs runs this file as a hook (mkdocs.yml `hooks:`): a page line `<!-- config: CLASS -->` becomes the table of
-that class's keys, and `<!-- config: all -->` the reference of every class, so the docs cannot drift from the code.
+that class's keys (`<!-- config: module.CLASS -->`: an env's options, as `env.KEY`), and `<!-- config: all -->` the
+reference of every class, so the docs cannot drift from the code.
 """
 from __future__ import annotations
 
 import ast
 import dataclasses
+import importlib
 import inspect
 import io
 import re
@@ -176,6 +178,9 @@ def expand(markdown: str) -> str:
         name = match.group(1)
         if name == "all":
             return reference()
+        if "." in name:  # an env's options class, named with its module: keys of the `env` section
+            module, _, qualname = name.rpartition(".")
+            return table(getattr(importlib.import_module(module), qualname), "env")
         if name not in classes:
             raise ValueError(f"config marker names unknown class {name!r}; known: {', '.join(classes)}")
         return table(*classes[name])

@@ -28,15 +28,26 @@ OBS_BLOCK_BYTES = 1 << 20  # observations of this many bytes are computed at onc
 class RewardConfig:
     """SMAC's reward flags (SMAC_SPEC.md §4)."""
 
-    reward_sparse: bool = False
-    reward_only_positive: bool = True
+    reward_sparse: bool = False  # +1 for a win, -1 for a loss, nothing else
+    reward_only_positive: bool = True  # pay only the damage dealt and kills, not the damage and deaths taken
     reward_positive_part: bool = False  # with reward_only_positive: max(r, 0) as smacv2, not |r| as smac v1
-    reward_death_value: float = 10.0
-    reward_win: float = 200.0
-    reward_defeat: float = 0.0
-    reward_negative_scale: float = 0.5
-    reward_scale: bool = True
-    reward_scale_rate: float = 20.0
+    reward_death_value: float = 10.0  # paid per enemy killed
+    reward_win: float = 200.0  # paid for a win
+    reward_defeat: float = 0.0  # paid for a defeat
+    reward_negative_scale: float = 0.5  # weight of the damage and deaths taken (without reward_only_positive)
+    reward_scale: bool = True  # divide rewards by the largest episode reward over reward_scale_rate
+    reward_scale_rate: float = 20.0  # a perfect episode's scaled return
+
+
+@dataclass(frozen=True)
+class SimulatorOptions:
+    """Options of the built-in simulator beside smac's flags."""
+
+    heuristic_ai: bool = False  # smac's: the SMAC paper's heuristic plays the allies, whatever actions are passed
+    # number the enemies in the map's order every episode (smac lists them in SC2's raw order, which changes
+    # between episodes; envs/smac/SC2_FACTS.md)
+    fixed_enemy_order: bool = False
+    compiled: bool = True  # false: the engine runs as plain Python, slowly, for debugging
 
 
 @dataclass
@@ -253,23 +264,21 @@ ONLY_DEFAULT: dict[str, tuple[Any, str]] = {
 }
 REWARD_KEYS = frozenset(RewardConfig.__dataclass_fields__)
 FLAG_KEYS = frozenset(FeatureFlags.__dataclass_fields__)
+SIMULATOR_KEYS = frozenset(SimulatorOptions.__dataclass_fields__)
 
 
 def make_batch(map_name: str, n_envs: int, seed: int | None, episode_limit: int | None, flags: dict[str, Any]
                ) -> SMACBatch:
-    """SMACBatch from SMAC-style keyword flags (plus heuristic_ai, fixed_enemy_order=True to number the enemies
-    alike in every episode, and compiled=False for the plain-Python engine;
-    smac's engine settings are accepted and ignored, smacv2's unsupported ones only at their defaults); unknown
-    flags raise UserError naming them.
+    """SMACBatch from SMAC-style keyword flags (FeatureFlags, RewardConfig) and SimulatorOptions (smac's engine
+    settings are accepted and ignored, smacv2's unsupported ones only at their defaults); unknown flags raise
+    UserError naming them.
     `map_name` is a SMAC map or a generated scenario (smaclite_<race>_<n>_vs_<m>, see envs.smac.scenarios)."""
     for key, (default, why) in ONLY_DEFAULT.items():
         if key in flags and flags[key] != default:
             raise UserError(f"{key}={flags[key]!r} is not supported by the built-in SMAC simulator ({why}); "
                             f"accepted: {default!r}")
     flags = {k: v for k, v in flags.items() if k not in IGNORED and k not in ONLY_DEFAULT}
-    heuristic_ai = bool(flags.pop("heuristic_ai", False))
-    compiled = bool(flags.pop("compiled", True))
-    fixed_enemy_order = bool(flags.pop("fixed_enemy_order", False))
+    sim = SimulatorOptions(**{k: bool(flags.pop(k)) for k in SIMULATOR_KEYS if k in flags})
     roster: Roster | None
     if map_name in SCENARIOS:
         smac_map, roster, defaults = SCENARIOS[map_name].build()
@@ -279,11 +288,11 @@ def make_batch(map_name: str, n_envs: int, seed: int | None, episode_limit: int 
     unknown = sorted(set(flags) - REWARD_KEYS - FLAG_KEYS)
     if unknown:
         raise UserError(f"unknown SMAC option(s) {', '.join(unknown)}; valid: "
-                        f"{', '.join(sorted(REWARD_KEYS | FLAG_KEYS))}")
+                        f"{', '.join(sorted(REWARD_KEYS | FLAG_KEYS | SIMULATOR_KEYS))}")
     if flags.get("obs_instead_of_state") and flags.get("sighted_enemies"):
         raise UserError(f"obs_instead_of_state is not available on {map_name}: its observations remember sighted "
                         f"enemies as smacv2's do (sighted_enemies), and smacv2 does not implement it")
     return SMACBatch(smac_map, n_envs, seed,
                      FeatureFlags(**{k: v for k, v in flags.items() if k in FLAG_KEYS}),
                      RewardConfig(**{k: v for k, v in flags.items() if k in REWARD_KEYS}), episode_limit,
-                     heuristic_ai, roster, compiled, fixed_enemy_order)
+                     sim.heuristic_ai, roster, sim.compiled, sim.fixed_enemy_order)

@@ -26,13 +26,13 @@ SURROUNDING = np.array([[0, 4], [0, -4], [4, 0], [-4, 0], [2, 2], [-2, -2], [2, 
 class FeatureFlags:
     """The subset of SMAC's constructor flags that shape observations and state."""
 
-    obs_all_health: bool = True
-    obs_own_health: bool = True
-    obs_last_action: bool = False
-    obs_timestep_number: bool = False
-    state_last_action: bool = True
-    state_timestep_number: bool = False
-    obs_instead_of_state: bool = False
+    obs_all_health: bool = True  # other units' health (and shields) in each agent's observation
+    obs_own_health: bool = True  # the agent's own health (and shield)
+    obs_last_action: bool = False  # allies' last actions in each agent's observation
+    obs_timestep_number: bool = False  # the step / episode limit at the end of each observation
+    state_last_action: bool = True  # every ally's last action in the global state
+    state_timestep_number: bool = False  # the step / episode limit at the end of the state
+    obs_instead_of_state: bool = False  # the state is the agents' observations concatenated
     obs_own_pos: bool = False  # smacv2: own x/32, y/32 in the own features
     use_unit_ranges: bool = False  # smacv2: each unit's own sight and shoot range instead of 9 and 6
     min_attack_range: float = 2.0  # smacv2: shoot range = max(weapon range, this) with use_unit_ranges

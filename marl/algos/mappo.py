@@ -44,7 +44,7 @@ class MAPPOConfig:
     gamma: Probability = 0.99
     gae_lambda: Probability = 0.95
     bootstrap_truncated: bool = True  # false: an episode cut by the time limit ends as a terminated one (no bootstrap)
-    clip: PositiveFloat = 0.2
+    clip: PositiveFloat = 0.2  # the surrogate loss clips the probability ratio to 1 +- clip
     value_clip: NonNegativeFloat = 0.2  # 0: no value clipping
     entropy_coef: NonNegativeFloat = 0.01
     entropy_final: NonNegativeFloat | None = None  # if set, entropy_coef moves linearly to this over the run

@@ -29,7 +29,7 @@ class PPOConfig:
     anneal: bool = False         # decay lr and clip range linearly to 0 over train.schedule_steps
     gamma: Probability = 0.99
     gae_lambda: Probability = 0.95
-    clip_range: PositiveFloat = 0.2
+    clip_range: PositiveFloat = 0.2  # the surrogate loss clips the probability ratio to 1 +- clip_range
     ent_coef: NonNegativeFloat = 0.0
     vf_coef: NonNegativeFloat = 0.5
     max_grad_norm: PositiveFloat = 0.5
