@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from envs.smac.batch import SMACBatch, make_batch
+from envs.smac.battle import DYNAMICS
 from envs.smac.battle_constants import FAR
 from envs.smac.features import FeatureFlags
 from envs.smac.maps import get_map
@@ -115,3 +116,16 @@ def test_a_battle_saved_before_the_weapon_mechanics_is_refused_in_one_line():
         del saved[key]
     with pytest.raises(ValueError, match=r"^its battles were saved before SC2's weapon mechanics"):
         core.battle.load_state_dict(saved)
+
+
+@pytest.mark.parametrize("saved", [None, DYNAMICS - 1])
+def test_a_battle_saved_under_other_dynamics_is_refused_in_one_line(saved):
+    core = started(SMACBatch(get_map("3m"), 2, seed=0, flags=FeatureFlags()))
+    state = core.battle.state_dict()
+    if saved is None:
+        del state["dynamics"]
+    else:
+        state["dynamics"] = np.array(saved)
+    with pytest.raises(ValueError, match=rf"^its battles were saved .* runs version {DYNAMICS} "):
+        core.battle.load_state_dict(state)
+    core.battle.load_state_dict(core.battle.state_dict())  # its own version loads

@@ -166,3 +166,44 @@ def test_a_unit_walking_into_a_standing_enemy_gives_way_alone(compiled):
     st = core.battle.stats
     assert s.z[0, 0].real < zealot.real
     assert abs(s.z[0, 0] - zealot) > st.radius[0, 0] + st.radius[0, 3] - 2 * st.speed_per_tick[0, 0] - 1e-3
+
+
+def mmm2_few(compiled: bool = True) -> SMACBatch:
+    """MMM2 in the map's order (allies: 0-1 marauders, 2-8 marines, 9 medivac; enemies 10-12 marauders, 13-20
+    marines, 21 medivac) with every unit dead but ally marauder 0, ally medivac 9, enemy marauder 10, enemy
+    marine 13 and the enemy medivac 21, placed in each other's reach."""
+    core = SMACBatch(get_map("MMM2"), 1, seed=0, flags=FeatureFlags(), compiled=compiled, fixed_enemy_order=True)
+    core.reset(np.ones(1, bool))
+    s = core.battle.state
+    live = (0, 9, 10, 13, 21)
+    for u in range(22):
+        s.z[0, u] = complex(2.0 + u, 30.0)
+        if u not in live:
+            s.hp[0, u], s.alive[0, u] = 0.0, False
+    s.z[0, 0], s.z[0, 9] = complex(12.0, 16.0), complex(11.0, 16.0)
+    s.z[0, 10], s.z[0, 13], s.z[0, 21] = complex(16.0, 16.0), complex(16.0, 17.0), complex(16.0, 15.0)
+    return core
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_ground_only_weapons_neither_hit_nor_target_air_units(compiled):
+    """The marauder's weapon hits ground only (Liberty's PunisherGrenades: TargetFilters Ground): SC2 rejects an
+    order to attack the medivac, so ally marauder 0 keeps attacking the marine it attacked the step before, and
+    the enemy's marauder takes the ally marauder, not the ally medivac nearer to hand."""
+    core = mmm2_few(compiled)
+    s, n_actions = core.battle.state, core.n_actions
+    marine, medivac = ATTACK_FIRST + 13 - 10, ATTACK_FIRST + 21 - 10
+    actions = np.zeros((1, 10), np.int64)
+    actions[0, 9] = 1  # the ally medivac stops
+    actions[0, 0] = marine
+    core.step(actions)
+    s.energy[0, 21] = 0.0  # the enemy medivac has next to no energy to heal the marine with
+    marine_hp = s.hp[0, 13]
+    for _ in range(6):
+        actions[0, 0] = medivac
+        core.step(actions)
+        assert s.last_target[0, 0] == 13
+    assert s.hp[0, 13] <= marine_hp - 15  # two of the marauder's 10-damage shots at least, less a little healing
+    assert s.hp[0, 21] == core.battle.stats.max_hp[0, 21]
+    assert s.ai_target[0, 10] == 0 and s.hp[0, 9] == core.battle.stats.max_hp[0, 9]
+    assert n_actions == ATTACK_FIRST + 12  # the action stays available, as smac masks by range only

@@ -42,6 +42,10 @@ ADDED_STATE_KEYS = {"hit_in": FAR}
 # arrays that came with SC2's weapon mechanics (a0eb112): a battle saved before them ran other dynamics (and
 # another marine period), so it is refused rather than continued as a mix of the two
 WEAPON_MECHANICS_KEYS = frozenset({"swing_target", "swing", "damage_point_ticks", "range_slop"})
+# the version of the battle dynamics since then, saved with every battle: a battle saved under another version
+# (or before versions were saved) is refused rather than continued as a mix of two dynamics. 3: enemies do not
+# push each other (1f59a3f) and ground-only weapons do not hit air units
+DYNAMICS = 3
 
 
 @dataclass(slots=True)
@@ -114,7 +118,7 @@ class PairStats(_Arrays):
 
     reach: np.ndarray  # weapon range plus both radii
     radius_sum: np.ndarray
-    volley: np.ndarray  # damage of one volley: hit damage x attacks
+    volley: np.ndarray  # damage of one volley: hit damage x attacks (0: i's weapon cannot hit j)
     hit_damage: np.ndarray  # damage of one hit, the bonus against the target's armour included
     scan_reach: np.ndarray  # enemy auto-acquire distance: scan range (at least the weapon's range) plus both radii
     collide_d2: np.ndarray  # pairs closer than this squared distance may overlap (-1: never collide)
@@ -129,6 +133,8 @@ class PairStats(_Arrays):
         armored, light = t.armored[kinds][:, None, :], t.light[kinds][:, None, :]
         hit = np.where(armored, t.damage_vs_armored[kinds][:, :, None],
                        np.where(light, t.damage_vs_light[kinds][:, :, None], t.damage_vs_other[kinds][:, :, None]))
+        # a weapon that hits ground only deals nothing to air units (SC2_FACTS.md): no damage, never a target
+        hit = np.where(t.hits_air[kinds][:, :, None] | ~t.air[kinds][:, None, :], hit, np.float32(0.0))
         ground, over = ~t.is_medivac[kinds], t.steps_over_ground[kinds]
         collide = ground[:, :, None] & ground[:, None, :] & ~np.eye(u, dtype=bool) \
             & (over[:, :, None] == over[:, None, :])  # a colossus walks over the others
@@ -266,8 +272,8 @@ class Battle:
                     yield name, value
 
     def state_dict(self) -> dict[str, np.ndarray]:
-        """Copies of every array that can change during battles, by field name."""
-        return {name: value.copy() for name, value in self._changing()}
+        """Copies of every array that can change during battles, by field name, and the dynamics' version."""
+        return {"dynamics": np.array(DYNAMICS), **{name: value.copy() for name, value in self._changing()}}
 
     def load_state_dict(self, state: Mapping[str, np.ndarray]) -> None:
         """Copy a `state_dict()` into this battle's arrays (their dtypes kept)."""
@@ -277,6 +283,12 @@ class Battle:
             raise ValueError("its battles were saved before SC2's weapon mechanics entered the simulator (a0eb112) "
                              "and cannot continue on today's dynamics: start a new run, or resume with a checkout "
                              "from before them")
+        saved = state.pop("dynamics", None)
+        if saved is None or int(saved) != DYNAMICS:
+            when = "before versions were saved" if saved is None else f"under version {int(saved)}"
+            raise ValueError(f"its battles were saved {when} of the simulator's dynamics, and this checkout runs "
+                             f"version {DYNAMICS} (envs/smac/SC2_FACTS.md): start a new run, or resume with the "
+                             f"checkout that saved it")
         for name, fill in ADDED_STATE_KEYS.items():
             state.setdefault(name, np.full_like(mine[name], fill))
         if set(state) != set(mine) or any(state[k].shape != v.shape for k, v in mine.items()):

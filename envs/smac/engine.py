@@ -427,8 +427,10 @@ def _waypoint(k, w, st, b, u, x, y, dest_x, dest_y):
 
 # -- orders and targets ------------------------------------------------------------------------------------
 @_inlined
-def _give_orders(k, s, st, b, actions, n_agents, o):
-    """Allies' orders from their actions (a medivac's attack action heals an ally); enemies attack-move."""
+def _give_orders(k, s, st, p, b, actions, n_agents, o):
+    """Allies' orders from their actions (a medivac's attack action heals an ally); enemies attack-move. SC2
+    rejects an order to attack a unit the weapon cannot hit (a ground-only weapon against a medivac): the ally
+    carries on attacking the target of its last step if it can, else stands."""
     for u in range(s.hp.shape[1]):
         if u < n_agents:
             act = actions[b, u]
@@ -437,6 +439,10 @@ def _give_orders(k, s, st, b, actions, n_agents, o):
             o.has_goal[u] = act >= 2 and act < k.n_non_attack
             first = 0 if st.is_medivac[b, u] else n_agents
             o.ally_target[u] = act - k.n_non_attack + first if act >= k.n_non_attack else -1
+            if o.ally_target[u] >= 0 and not st.is_medivac[b, u] and p.volley[b, u, o.ally_target[u]] <= F0:
+                last = s.last_target[b, u]
+                keeps = last >= n_agents and s.alive[b, max(last, 0)] and p.volley[b, u, max(last, 0)] > F0
+                o.ally_target[u] = last if keeps else -1
             if o.ally_target[u] != s.last_target[b, u]:  # a new target: no hit on it yet
                 s.hit_in[b, u] = k.far
         else:
@@ -466,7 +472,8 @@ def _most_damaged_friend(k, s, st, b, n_agents):
 def _acquire_targets(k, w, s, st, p, b, sense, jitter, n_agents, o):
     """The enemy's targets from the distances before this sense's push. Attack-move (SMAC, SMAC_SPEC §5.5/5.7):
     keep a live target within reach plus the weapon's range slop or attacking us, else acquire the nearest ally
-    within scan range or attacking us (medivacs last; random jitter breaks near ties). Hunting (smacv2): keep a
+    that the weapon can hit within scan range or attacking us (medivacs last; random jitter breaks near ties).
+    Hunting (smacv2): keep a
     live target, else take the closest live ally. Enemy medivacs follow the most damaged friendly unit."""
     for u in range(n_agents, s.hp.shape[1]):
         e = u - n_agents
@@ -481,7 +488,7 @@ def _acquire_targets(k, w, s, st, p, b, sense, jitter, n_agents, o):
                 score = o.dist[u, i] + (F0 if s.alive[b, i] else k.far)
             else:
                 score = o.dist[u, i] if o.dist[u, i] < p.scan_ea[b, e, i] or _retaliates(s, o, b, i, u) else k.far
-                score = score + (st.target_penalty[b, i] if s.alive[b, i] else k.far)
+                score = score + (st.target_penalty[b, i] if s.alive[b, i] and p.volley[b, u, i] > F0 else k.far)
                 score = score + k.jitter * jitter[sense, b, e, i]
             if i == 0 or score < best_score:
                 best, best_score = i, score
@@ -869,7 +876,7 @@ def _step(k, w, s, st, p, actions, n_agents, jitter, delays, o):
     in [0, 1) [n_envs, n_units] for the random delay of an attack it starts this step; `o`: the working arrays
     (`_scratch`)."""
     for b in range(s.hp.shape[0]):
-        _give_orders(k, s, st, b, actions, n_agents, o)
+        _give_orders(k, s, st, p, b, actions, n_agents, o)
         for tick in range(k.ticks):
             if tick % k.sense_every == 0:
                 _sense(k, w, s, st, p, b, tick // k.sense_every, jitter, n_agents, o)

@@ -44,6 +44,8 @@ class UnitType:
     damage_point: float = 0.167  # seconds from an attack's start to its shot; a new order before it cancels the
     # attack (SC2's default; envs/smac/SC2_FACTS.md)
     range_slop: float = 1.0  # an attack under way goes on until its target is this far beyond weapon range
+    air: bool = False  # flies (SC2's Air plane): only weapons that hit air reach it
+    hits_air: bool = False  # its weapon may target air units (the weapon's TargetFilters lack Ground)
 
     @property
     def cooldown(self) -> float:
@@ -52,18 +54,18 @@ class UnitType:
 
 
 UNIT_TYPES: dict[str, UnitType] = {u.name: u for u in (
-    # weapons' periods, damage points and range slop: Liberty's, the only mod SMAC's maps load, and the stalker,
-    # colossus and baneling damage too (envs/smac/SC2_FACTS.md)
+    # weapons' periods, damage points, range slop and whether they hit air: Liberty's, the only mod SMAC's maps
+    # load, and the stalker, colossus and baneling damage too (envs/smac/SC2_FACTS.md)
     UnitType("marine", "T", hp=45, damage=6, range=5, cooldown_faster=0.8608 / FASTER_TO_NORMAL, damage_point=0.05,
-             speed=2.25, sight=9, radius=0.375, light=True, obs_max_cooldown=15),
+             speed=2.25, sight=9, radius=0.375, light=True, obs_max_cooldown=15, hits_air=True),
     UnitType("marauder", "T", hp=125, armor=1, damage=10, bonus_armored=10, range=6, cooldown_faster=1.07,
              damage_point=0.0, speed=2.25, sight=10, radius=0.5625, armored=True, obs_max_cooldown=25,
              projectile_ticks=2),
     UnitType("medivac", "T", hp=150, armor=1, range=4, damage_point=0.0, speed=2.75, sight=11, radius=0.75,
-             armored=True, obs_max_cooldown=200, heal_per_second=9.0),
+             armored=True, obs_max_cooldown=200, heal_per_second=9.0, air=True),
     UnitType("stalker", "P", hp=80, shield=80, armor=1, damage=10, bonus_armored=4, range=6,
              cooldown_faster=1.44 / FASTER_TO_NORMAL, speed=2.9531, sight=10, radius=0.625, armored=True,
-             obs_max_cooldown=35, projectile_ticks=3),
+             obs_max_cooldown=35, projectile_ticks=3, hits_air=True),
     UnitType("zealot", "P", hp=100, shield=50, armor=1, damage=8, attacks=2, range=0.1, cooldown_faster=0.86,
              damage_point=0.0, speed=2.25, sight=9, radius=0.5, light=True, obs_max_cooldown=22),
     UnitType("colossus", "P", hp=200, shield=150, armor=1, damage=20, range=6, cooldown_faster=2.2 / FASTER_TO_NORMAL,
@@ -75,7 +77,8 @@ UNIT_TYPES: dict[str, UnitType] = {u.name: u for u in (
              damage_point=0.0, sight=8, radius=0.375, obs_max_cooldown=1, splash="suicide", splash_radius=2.2,
              regen_per_second=0.38),
     UnitType("hydralisk", "Z", hp=80, damage=12, range=5, cooldown_faster=0.59, damage_point=0.208, speed=2.25,
-             sight=9, radius=0.625, light=True, obs_max_cooldown=10, regen_per_second=0.38, projectile_ticks=2),
+             sight=9, radius=0.625, light=True, obs_max_cooldown=10, regen_per_second=0.38, projectile_ticks=2,
+             hits_air=True),
     # a structure that never moves (2s_vs_1sc's enemy): stock SC2 4.10 data from the map files; its weapon's
     # damage point and range slop are Liberty's ImpalerTentacle's
     UnitType("spine_crawler", "Z", hp=300, armor=2, damage=25, bonus_armored=5, range=7, cooldown_faster=1.32,
@@ -120,6 +123,8 @@ class UnitTable:
     range_slop: np.ndarray
     steps_over_ground: np.ndarray
     walks_cliffs: np.ndarray
+    air: np.ndarray
+    hits_air: np.ndarray
 
     @classmethod
     def build(cls, names: list[str], dt: float) -> UnitTable:
@@ -144,5 +149,6 @@ class UnitTable:
             projectile_ticks=arr(lambda u: u.projectile_ticks, np.int64),
             damage_point_ticks=arr(lambda u: u.damage_point / dt), range_slop=arr(lambda u: u.range_slop),
             steps_over_ground=arr(lambda u: u.steps_over_ground, bool),
-            walks_cliffs=arr(lambda u: u.walks_cliffs, bool),
+            walks_cliffs=arr(lambda u: u.walks_cliffs, bool), air=arr(lambda u: u.air, bool),
+            hits_air=arr(lambda u: u.hits_air, bool),
         )
