@@ -94,14 +94,13 @@ def test_enemies_keep_a_target_until_it_leaves_range_slop():
     world, k = engine.world(core.battle), engine.tuning()
     o = engine._scratch(11)
     o.ally_target[:] = -1
-    jitter = np.zeros((1, 1, 6, 5), np.float32)
     reach = pairs.reach[0, 5, 0]
     chosen = {}
     for beyond in (0.5, 1.5):
         state.ai_target[0, 5] = 0
         o.dist[5, :5] = reach + 3.0
         o.dist[5, 0], o.dist[5, 1] = reach + beyond, reach - 1.0
-        engine._acquire_targets(k, world, state, units, pairs, 0, 0, jitter, 5, o)
+        engine._acquire_targets(k, world, state, units, pairs, 0, 5, o)
         chosen[beyond] = int(state.ai_target[0, 5])
     assert chosen == {0.5: 0, 1.5: 1}
 

@@ -20,7 +20,6 @@ from envs.smac.battle_constants import (
     D2_MARGIN,
     DT,
     FAR,
-    MEDIVAC_TARGET_PENALTY,
     MIN_SCAN_RANGE,
 )
 from envs.smac.maps import MAP_SIZE, SMACMap
@@ -44,8 +43,9 @@ ADDED_STATE_KEYS = {"hit_in": FAR}
 WEAPON_MECHANICS_KEYS = frozenset({"swing_target", "swing", "damage_point_ticks", "range_slop"})
 # the version of the battle dynamics since then, saved with every battle: a battle saved under another version
 # (or before versions were saved) is refused rather than continued as a mix of two dynamics. 3: enemies do not
-# push each other (1f59a3f) and ground-only weapons do not hit air units
-DYNAMICS = 3
+# push each other (1f59a3f) and ground-only weapons do not hit air units; 4: the enemy AI targets by SC2's rules
+# (threats first, then the closest, no random jitter)
+DYNAMICS = 4
 
 
 @dataclass(slots=True)
@@ -90,10 +90,9 @@ class UnitStats(_Arrays):
     projectile_ticks: np.ndarray  # int64 ticks from firing to the hit landing
     damage_point_ticks: np.ndarray  # ticks from an attack's start to its shot
     range_slop: np.ndarray  # an attack under way goes on while its target is within reach plus this
-    target_penalty: np.ndarray  # [n_envs, n_agents] float32: added to an ally's distance by the enemy AI
 
     @classmethod
-    def of(cls, t: UnitTable, kinds: np.ndarray, n_agents: int) -> UnitStats:
+    def of(cls, t: UnitTable, kinds: np.ndarray) -> UnitStats:
         """Stats of units whose types are `kinds` [n, U] (new arrays)."""
         return cls(
             kind=np.array(kinds, np.int64, order="C"), max_hp=t.hp[kinds], max_shield=t.shield[kinds],
@@ -104,9 +103,7 @@ class UnitStats(_Arrays):
             is_line_splash=t.is_line_splash[kinds], is_suicide=t.is_suicide[kinds],
             splash_radius=t.splash_radius[kinds], regen_per_tick=t.regen_per_tick[kinds],
             projectile_ticks=t.projectile_ticks[kinds], damage_point_ticks=t.damage_point_ticks[kinds],
-            range_slop=t.range_slop[kinds],
-            target_penalty=np.where(t.is_medivac[kinds[:, :n_agents]], np.float32(MEDIVAC_TARGET_PENALTY),
-                                    np.float32(0.0)))
+            range_slop=t.range_slop[kinds])
 
 
 @dataclass(slots=True)
@@ -253,11 +250,11 @@ class Battle:
         self._fixed = fixed is not None and not (self.shuffles_enemies and np.unique(fixed[a:]).size > 1)
         if fixed is not None and self._fixed:
             kinds = fixed[None]
-            self.stats = UnitStats.of(t, np.broadcast_to(kinds, (n_envs, n_units)), a)
+            self.stats = UnitStats.of(t, np.broadcast_to(kinds, (n_envs, n_units)))
             self.pairs = PairStats.of(t, kinds, a).shared(n_envs)
         else:
             kinds = np.zeros((n_envs, n_units), np.int64)
-            self.stats, self.pairs = UnitStats.of(t, kinds, a), PairStats.of(t, kinds, a)
+            self.stats, self.pairs = UnitStats.of(t, kinds), PairStats.of(t, kinds, a)
         self.state = BattleState.empty(n_envs, n_units, a, max(self.delays), complex(*smac_map.attack_point))
         self._engine = engine
         self._world = engine.world(self)
@@ -308,7 +305,7 @@ class Battle:
         if self.shuffles_enemies:
             kinds, positions = self._shuffled_enemies(kinds, positions)
         if not self._fixed:
-            st.set_envs(idx, UnitStats.of(self.types, kinds, a))
+            st.set_envs(idx, UnitStats.of(self.types, kinds))
             self.pairs.set_envs(idx, PairStats.of(self.types, kinds, a))
         s.z[idx] = positions @ np.array([1, 1j])
         if self.roster.hunts_closest:  # no map point: an enemy without a target walks toward the allies' start

@@ -5,13 +5,10 @@ from __future__ import annotations
 import numpy as np
 
 TICKS_PER_STEP = 8
-# Calibration (BENCHMARKS.md, "SMAC simulator fidelity"), before SC2's weapon mechanics: collisions and enemy
-# re-targeting every 2 ticks, an acquire range of 5 plus both radii, and up to 1 unit of random jitter in the
-# enemy's nearest-target choice put the SMAC paper's heuristic (heuristic_ai) at 88% on 2s3z (paper: 90%) and
-# 46-53% on 3s5z (paper: 42%) over seeds 0-2, 600 episodes each. With the weapon mechanics (SC2_FACTS.md):
-# 67% and 59% (seed 0, 300 episodes).
+# Collisions are resolved and the enemy AI picks its targets every 2 ticks (8 times per game second): how often
+# SC2 does either is undocumented; the rate was set with the calibration of BENCHMARKS.md, "SMAC simulator
+# fidelity". The targeting rules themselves are SC2's (SC2_FACTS.md).
 SENSE_EVERY = 2  # ticks between collision resolutions and enemy target re-selections
-AI_TARGET_JITTER = 1.0  # random distance added to each candidate when the enemy AI picks a target
 DENSE_COLLISION_UNITS = 20  # up to this many units per battle, collisions use dense [B, U, U] arithmetic
 D2_MARGIN = 0.05  # slack on the pre-selection of colliding pairs, far above its float32 rounding (~1e-3)
 DT = 1.0 / 16.0
@@ -28,4 +25,4 @@ FAR = 1e9
 MAX_PUSH = 0.5  # longest collision shift per resolution on maps with inner walls (a wall is one cell or more)
 CHASE_MARGIN = 0.01  # a chasing unit closes to this far inside its reach (exactly at it, float32 can stall it)
 BEAM_HALF_WIDTH = 0.15  # the Colossus beam is a 2.8 x 0.3 line (SMAC_SPEC §5.2, smaclite's beam)
-MEDIVAC_TARGET_PENALTY = 100.0  # distance the enemy AI adds to a medivac when it picks a target (medivacs last)
+NO_THREAT_RANK = 100.0  # added to the distance of an ally that cannot hit back: every threat ranks before it

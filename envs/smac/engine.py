@@ -1,9 +1,9 @@
 """The battle engine: every env's agent step run tick by tick, unit by unit, compiled with numba.
 
 One agent step is `TICKS_PER_STEP` ticks. Every `SENSE_EVERY` ticks units that overlap are pushed apart (a
-unit walking into a standing enemy gives way alone) and the enemy AI picks its targets; every tick each unit
-moves (chases its target or walks to its goal, around walls where the map has them), heals or fires when in
-reach and ready, the hits due land, and units regenerate. Arithmetic is float32 for positions and stats,
+unit walking into a standing enemy gives way alone) and the enemy AI picks its targets by SC2's rules; every
+tick each unit moves (chases its target or walks to its goal, around walls where the map has them), heals or
+fires when in reach and ready, the hits due land, and units regenerate. Arithmetic is float32 for positions and stats,
 float64 where damage and heals are summed, and complex `abs` and products are written out with the fused
 multiply-adds of numpy's vectorised loops, so that trajectories are those of the whole-batch numpy step that
 this engine replaced, bit for bit.
@@ -26,7 +26,6 @@ from numba.core import config as _config
 from numba.extending import intrinsic
 
 from envs.smac.battle_constants import (
-    AI_TARGET_JITTER,
     BEAM_HALF_WIDTH,
     CHASE_MARGIN,
     DENSE_COLLISION_UNITS,
@@ -36,6 +35,7 @@ from envs.smac.battle_constants import (
     MOVE_AMOUNT,
     MOVE_STEPS,
     N_NON_ATTACK_ACTIONS,
+    NO_THREAT_RANK,
     RANDOM_DELAY,
     SENSE_EVERY,
     TICKS_PER_STEP,
@@ -95,7 +95,7 @@ class Tuning(NamedTuple):
     walk_plane: int  # offset of the cliff walkers' walkable grid
     far: np.float32
     chase: np.float32
-    jitter: np.float32
+    no_threat: np.float32  # added to the distance of an ally that cannot hit back: threats rank first
     push_max: np.float32
     beam_half_width: np.float32
     shield_step: np.float32  # shield regenerated per tick
@@ -113,7 +113,7 @@ def tuning() -> Tuning:
     """Today's constants, as float32 where they meet float32 arrays."""
     return Tuning(ticks=TICKS_PER_STEP, sense_every=SENSE_EVERY, n_non_attack=N_NON_ATTACK_ACTIONS,
                   grid=MAP_SIZE + 2, path_grid=PATH_GRID, walk_plane=(MAP_SIZE + 2) ** 2, far=np.float32(FAR),
-                  chase=np.float32(CHASE_MARGIN), jitter=np.float32(AI_TARGET_JITTER),
+                  chase=np.float32(CHASE_MARGIN), no_threat=np.float32(NO_THREAT_RANK),
                   push_max=np.float32(MAX_PUSH), beam_half_width=np.float32(BEAM_HALF_WIDTH),
                   shield_step=np.float32(SHIELD_REGEN_PER_SECOND * DT),
                   shield_wait=np.float32(SHIELD_REGEN_DELAY / DT),
@@ -172,7 +172,6 @@ class Units(NamedTuple):
     is_line_splash: np.ndarray
     is_suicide: np.ndarray
     splash_radius: np.ndarray
-    target_penalty: np.ndarray  # [n_envs, n_agents]
     walks_cliffs: np.ndarray
     damage_point_ticks: np.ndarray
     range_slop: np.ndarray
@@ -267,7 +266,7 @@ def views(battle: Battle) -> tuple[State, Units, Pairs]:
     s, st, p = battle.state, battle.stats, battle.pairs
     units = Units(st.radius, st.armor, st.attacks, st.speed_per_tick, st.cooldown_ticks, st.regen_per_tick,
                   st.max_hp, st.max_shield, st.projectile_ticks, st.heal_per_tick, st.is_medivac, st.is_line_splash,
-                  st.is_suicide, st.splash_radius, st.target_penalty, battle.types.walks_cliffs[st.kind],
+                  st.is_suicide, st.splash_radius, battle.types.walks_cliffs[st.kind],
                   st.damage_point_ticks, st.range_slop)
     pairs = Pairs(p.reach, p.volley, p.hit_damage, p.radius_sum, p.collide_d2, p.scan_ea)
     state = State(s.z.view(np.float32), s.hp, s.shield, s.energy, s.cooldown, s.swing_target, s.swing, s.shield_delay,
@@ -279,16 +278,13 @@ def views(battle: Battle) -> tuple[State, Units, Pairs]:
 def advance(battle: Battle, the_world: World, actions: np.ndarray) -> None:
     """One agent step of every env of `battle`, given ally actions [n_envs, n_agents] (already validated)."""
     k = tuning()
-    # the enemy AI's jitter [E, A] for each env at each sense, drawn at once in the order the engine reads it
-    senses = 0 if the_world.hunts else k.ticks // k.sense_every
-    jitter = battle.rng.random((senses, battle.n_envs, battle.n_enemies, battle.n_agents), dtype=np.float32)
     # each unit's random attack delay this step: one draw serves every attack a unit starts in the step, and no
     # weapon completes two (the shortest period less the delay, the zergling's, is 10 ticks; an attack lost before
     # its shot frees the weapon, and a second one in the same step reuses the draw)
     delays = battle.rng.random((battle.n_envs, battle.n_units), dtype=np.float32)
     state, units, pairs = views(battle)
-    _step(k, the_world, state, units, pairs, np.ascontiguousarray(actions, np.int64), battle.n_agents, jitter,
-          delays, _scratch(battle.n_units))
+    _step(k, the_world, state, units, pairs, np.ascontiguousarray(actions, np.int64), battle.n_agents, delays,
+          _scratch(battle.n_units))
 
 
 @functools.cache
@@ -469,12 +465,13 @@ def _most_damaged_friend(k, s, st, b, n_agents):
 
 
 @_inlined
-def _acquire_targets(k, w, s, st, p, b, sense, jitter, n_agents, o):
-    """The enemy's targets from the distances before this sense's push. Attack-move (SMAC, SMAC_SPEC §5.5/5.7):
-    keep a live target within reach plus the weapon's range slop or attacking us, else acquire the nearest ally
-    that the weapon can hit within scan range or attacking us (medivacs last; random jitter breaks near ties).
-    Hunting (smacv2): keep a
-    live target, else take the closest live ally. Enemy medivacs follow the most damaged friendly unit."""
+def _acquire_targets(k, w, s, st, p, b, n_agents, o):
+    """The enemy's targets from the distances before this sense's push, by SC2's automatic targeting
+    (SC2_FACTS.md): among the live allies that the weapon can hit within scan range or attacking us, threats
+    (allies that can hit back) before the others, then the closest; a target is kept while it lives and stays
+    within reach plus the weapon's range slop or attacks us, unless it is no threat and a threat is in reach.
+    Hunting (smacv2): keep a live target, else take the closest live ally. Enemy medivacs follow the most
+    damaged friendly unit."""
     for u in range(n_agents, s.hp.shape[1]):
         e = u - n_agents
         current = s.ai_target[b, u]
@@ -488,10 +485,12 @@ def _acquire_targets(k, w, s, st, p, b, sense, jitter, n_agents, o):
                 score = o.dist[u, i] + (F0 if s.alive[b, i] else k.far)
             else:
                 score = o.dist[u, i] if o.dist[u, i] < p.scan_ea[b, e, i] or _retaliates(s, o, b, i, u) else k.far
-                score = score + (st.target_penalty[b, i] if s.alive[b, i] and p.volley[b, u, i] > F0 else k.far)
-                score = score + k.jitter * jitter[sense, b, e, i]
+                score = score + (F0 if p.volley[b, i, u] > F0 else k.no_threat)
+                score = score + (F0 if s.alive[b, i] and p.volley[b, u, i] > F0 else k.far)
             if i == 0 or score < best_score:
                 best, best_score = i, score
+        if keep and not w.hunts and p.volley[b, c, u] <= F0 and best_score < k.no_threat:
+            keep = o.dist[u, best] > p.reach[b, u, best]  # a threat entered weapon range: it outranks the target
         chosen = current if keep else (best if best_score < k.far else -1)
         if w.medivacs and st.is_medivac[b, u]:
             chosen = _most_damaged_friend(k, s, st, b, n_agents)
@@ -632,7 +631,7 @@ def _push_apart_sparse(k, w, s, st, p, b, n_agents, o):
 
 
 @_inlined
-def _sense(k, w, s, st, p, b, sense, jitter, n_agents, o):
+def _sense(k, w, s, st, p, b, n_agents, o):
     """Collisions, then the enemy AI's targets from the distances before them, then every unit's aim."""
     _find_standing(s, p, b, o)
     if w.dense:
@@ -640,7 +639,7 @@ def _sense(k, w, s, st, p, b, sense, jitter, n_agents, o):
     else:
         _measure_enemy_to_ally(s, b, n_agents, o)
         _push_apart_sparse(k, w, s, st, p, b, n_agents, o)
-    _acquire_targets(k, w, s, st, p, b, sense, jitter, n_agents, o)
+    _acquire_targets(k, w, s, st, p, b, n_agents, o)
     _aim(s, p, b, o)
 
 
@@ -870,16 +869,15 @@ def _scratch(n: int) -> Scratch:
 
 
 @_unit_loop
-def _step(k, w, s, st, p, actions, n_agents, jitter, delays, o):
+def _step(k, w, s, st, p, actions, n_agents, delays, o):
     """One agent step of every env: orders, then each tick sense (every k.sense_every ticks), move (and
-    attack), heal and fire, land hits, regenerate. `jitter`: the enemy AI's draws; `delays`: each unit's draw
-    in [0, 1) [n_envs, n_units] for the random delay of an attack it starts this step; `o`: the working arrays
-    (`_scratch`)."""
+    attack), heal and fire, land hits, regenerate. `delays`: each unit's draw in [0, 1) [n_envs, n_units]
+    for the random delay of an attack it starts this step; `o`: the working arrays (`_scratch`)."""
     for b in range(s.hp.shape[0]):
         _give_orders(k, s, st, p, b, actions, n_agents, o)
         for tick in range(k.ticks):
             if tick % k.sense_every == 0:
-                _sense(k, w, s, st, p, b, tick // k.sense_every, jitter, n_agents, o)
+                _sense(k, w, s, st, p, b, n_agents, o)
             _move(k, w, s, st, b, delays, o)
             if w.medivacs:
                 _heal(k, s, st, b, o)
