@@ -1,4 +1,5 @@
-"""Adapter from any PettingZoo env (ParallelEnv, or AEC via PettingZoo's converter) to the vector-env rows.
+"""Adapter from any PettingZoo env (ParallelEnv, or AEC via PettingZoo's converter) to the vector-env rows; a
+multi-agent gymnasium env (Tuple spaces, one entry per agent) is first made a ParallelEnv (`tuple_agents`).
 
 It keeps a fixed agent order; an agent that is gone (dead) keeps its slot with a zero observation, only the
 no-op action available and `alive=False`. Action masks are read from dict observations with
@@ -20,6 +21,7 @@ from collections.abc import (
 )
 from typing import Any, NoReturn
 
+import gymnasium
 import numpy as np
 from gymnasium import spaces
 from pettingzoo.utils.conversions import aec_to_parallel
@@ -28,6 +30,7 @@ from pettingzoo.utils.env import AECEnv, ParallelEnv
 from core.errors import NonFiniteError
 from core.user_code import user_code
 from envs.spec import AgentGroup, EnvContractError, EnvSpec, check_action_space, group_agents
+from envs.tuple_agents import TupleAgentsEnv, is_tuple_agents
 
 WIN_KEYS = ("battle_won", "won", "is_success")
 NUMERIC_KINDS = "biuf"  # numpy dtype kinds an observation, mask, state or reward may have
@@ -39,7 +42,7 @@ class PettingZooAdapter:
     `row` arguments map array names (see `envs.vec_env.array_layout`) to this env's row of each array.
     """
 
-    def __init__(self, env: ParallelEnv | AECEnv, name: str = "env", noop_action: int = 0) -> None:
+    def __init__(self, env: ParallelEnv | AECEnv | gymnasium.Env, name: str = "env", noop_action: int = 0) -> None:
         self.name = name
         self.noop_action = noop_action
         with user_code(f"env {name}: setting it up failed"):  # the env's own methods run here
@@ -48,12 +51,16 @@ class PettingZooAdapter:
         self._ep_return = 0.0
         self._ep_length = 0
 
-    def _setup(self, env: ParallelEnv | AECEnv) -> None:
-        if isinstance(env, AECEnv):
-            env = aec_to_parallel(env)
+    def _setup(self, given: ParallelEnv | AECEnv | gymnasium.Env) -> None:
+        env: ParallelEnv = given  # checked below
+        if isinstance(given, AECEnv):
+            env = aec_to_parallel(given)
+        elif is_tuple_agents(given):
+            env = TupleAgentsEnv(given)
         if not hasattr(env, "possible_agents") or not hasattr(env, "step"):
             raise EnvContractError(f"env {self.name}: factory returned {type(env).__name__}, not a PettingZoo "
-                                   "ParallelEnv or AECEnv")
+                                   "ParallelEnv or AECEnv, nor a gymnasium env with Tuple observation and action "
+                                   "spaces (one entry per agent)")
         self.env = env
         agents = tuple(env.possible_agents)
         if not agents:  # before any of the env's methods run (they tend to fail on it first)

@@ -35,8 +35,19 @@ class EnvEntry:
     vec_factory: Callable[..., VecEnv] | None = None  # natively batched: vec_factory(n_envs=, seed=, **kw)
 
 
+@dataclass(frozen=True)
+class EnvFamily:
+    """Names `<prefix><task>` of one benchmark package whose tasks are too many to list (LBF's sizes, players
+    and foods): `entry(task)` builds a task's entry, raising UnknownNameError for a task the package lacks."""
+
+    prefix: str
+    entry: Callable[[str], EnvEntry]
+    example: str
+
+
 _REGISTRY: dict[str, EnvEntry] = {}
 _LAZY: dict[str, Callable[[], EnvEntry]] = {}  # names whose entry is built the first time they are resolved
+_FAMILIES: dict[str, EnvFamily] = {}
 
 
 def register(name: str, factory: Callable[..., Any], vec_factory: Callable[..., VecEnv] | None = None,
@@ -58,8 +69,18 @@ def register_lazily(name: str, load: Callable[[], EnvEntry]) -> None:
     _LAZY[name] = load
 
 
+def register_family(prefix: str, entry: Callable[[str], EnvEntry], example: str) -> None:
+    """Resolve every name `<prefix><task>` by `entry(task)` (`example`: a task, for messages)."""
+    _FAMILIES[prefix] = EnvFamily(prefix, entry, example)
+
+
 def registered_names() -> list[str]:
     return sorted({*_REGISTRY, *_LAZY})
+
+
+def family_of(name: str) -> str | None:
+    """The family prefix `name` belongs to, without its trailing underscore ("lbf"), or None."""
+    return next((prefix.rstrip("_") for prefix in _FAMILIES if name.startswith(prefix)), None)
 
 
 def resolve(name: str) -> EnvEntry:
@@ -69,13 +90,18 @@ def resolve(name: str) -> EnvEntry:
         del _LAZY[name]
     if name in _REGISTRY:
         return _REGISTRY[name]
+    family = next((f for prefix, f in _FAMILIES.items() if name.startswith(prefix)), None)
+    if family is not None:
+        _REGISTRY[name] = family.entry(name[len(family.prefix):])
+        return _REGISTRY[name]
     if ":" in name:
         factory = import_object(name, "env")
         if not callable(factory):
             raise UserError(f"env {name!r} is not callable")
         return EnvEntry(factory)
     raise UnknownNameError(
-        f"unknown env {name!r}; registered envs: {', '.join(registered_names())} "
+        f"unknown env {name!r}; registered envs: {', '.join(registered_names())}; families: "
+        f"{', '.join(f'{f.prefix}<task> (e.g. {f.prefix}{f.example})' for f in _FAMILIES.values())} "
         f"(or give package.module:factory)"
     )
 
@@ -96,7 +122,7 @@ class EnvFactory:
 def env_factory(name: str, **overrides: Any) -> EnvFactory:
     """A picklable zero-argument callable that builds env `name` with defaults and `overrides` applied."""
     entry = resolve(name)
-    return EnvFactory(name, entry.factory, _checked_kwargs(entry.factory, {**entry.defaults, **overrides}, name))
+    return EnvFactory(name, entry.factory, checked_options(entry.factory, {**entry.defaults, **overrides}, name))
 
 
 def make(name: str, **overrides: Any) -> Any:
@@ -117,7 +143,7 @@ def make_vec(name: str, n_envs: int = 1, vec: str = "sync", seed: int | None = N
         raise UserError(f"unknown vec kind {vec!r}; valid: {', '.join(VEC_KINDS)}")
     entry = resolve(name)
     if entry.vec_factory is not None:
-        kwargs = _checked_kwargs(entry.factory, {**entry.defaults, **overrides}, name)
+        kwargs = checked_options(entry.factory, {**entry.defaults, **overrides}, name)
         with user_code(f"env {name!r}: its vector env factory failed"):
             return entry.vec_factory(n_envs=n_envs, seed=seed, name=name, **kwargs)
     factory = env_factory(name, **overrides)
@@ -135,7 +161,7 @@ def check_env_options(options: Mapping[str, Any]) -> None:
                         "train.worker_timeout_s)")
 
 
-def _checked_kwargs(factory: Callable[..., Any], kwargs: dict[str, Any], name: str) -> dict[str, Any]:
+def checked_options(factory: Callable[..., Any], kwargs: dict[str, Any], name: str) -> dict[str, Any]:
     """`kwargs` checked against `factory`'s signature: names, and values against the annotations `coerce` knows."""
     try:
         params = inspect.signature(factory).parameters
