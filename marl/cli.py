@@ -2,16 +2,17 @@
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from core.cli import build_parser, run_main, train_from_args
-from envs.registry import resolve
+from envs.registry import check_env_options, make_vec, resolve
 from marl.algos import ALGOS, get_algo
 from marl.trainer import MarlTrainer
 
 if TYPE_CHECKING:
     from core.evaluation.play import Side
-    from core.tuning.cli import Algorithm
+    from core.experiments.trainers import Algorithm
     from envs.vec_env import VecEnv
 
 ENV_HELP = (
@@ -46,9 +47,16 @@ def evaluation_side() -> Side[VecEnv]:
     return MarlSide()
 
 
-def tuning_algorithm(name: str) -> Algorithm:
-    """What `scripts/tune.py` needs to tune `name` (core.experiments.trainers)."""
-    from core.tuning.cli import Algorithm
+def algorithm(name: str) -> Algorithm:
+    """What `scripts/experiment.py` and `scripts/tune.py` check runs of `name` with (core.experiments.trainers)."""
+    from core.experiments.trainers import Algorithm
 
     entry = get_algo(name)
-    return Algorithm(entry.config_class, entry.defaults, resolve, "scripts/train_marl.py")
+    return Algorithm(entry.config_class, entry.defaults, _check_env, "scripts/train_marl.py")
+
+
+def _check_env(env: str, options: Mapping[str, Any]) -> None:
+    """UserError for an env name or env options a run would refuse, found by making one copy of the env without
+    resetting it (milliseconds): a factory taking **kwargs, as mpe_* and smac_* do, checks its options only then."""
+    check_env_options(options)
+    make_vec(env, 1, "sync", **options).close()

@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from core.cli import build_parser, run_main, train_from_args
 from core.errors import UserError
@@ -13,7 +14,7 @@ from single_agent.vec_env import TransitionVecEnv
 
 if TYPE_CHECKING:
     from core.evaluation.play import Side
-    from core.tuning.cli import Algorithm
+    from core.experiments.trainers import Algorithm
 
 ENV_HELP = ("env: a gymnasium id (CartPole-v1, Pendulum-v1, ...), or module:EnvId to import a module that "
             "registers it first. --vec subproc is gymnasium's async vector env.\n")
@@ -59,10 +60,15 @@ def evaluation_side() -> Side[TransitionVecEnv]:
     return SingleAgentSide()
 
 
-def tuning_algorithm(name: str) -> Algorithm:
-    """What `scripts/tune.py` needs to tune `name` (core.experiments.trainers): envs are checked by making one."""
-    from core.tuning.cli import Algorithm
+def algorithm(name: str) -> Algorithm:
+    """What `scripts/experiment.py` and `scripts/tune.py` check runs of `name` with (core.experiments.trainers)."""
+    from core.experiments.trainers import Algorithm
 
     entry = get_algo(name)
-    return Algorithm(entry.config_class, entry.defaults, lambda env: TransitionVecEnv(env, 1).close(),
-                     "scripts/train_single.py")
+    return Algorithm(entry.config_class, entry.defaults, _check_env, "scripts/train_single.py")
+
+
+def _check_env(env: str, options: Mapping[str, Any]) -> None:
+    """UserError for an env or env options a run would refuse, found by making one env: gymnasium alone knows its
+    ids and what their constructors take."""
+    TransitionVecEnv(env, 1, **options).close()

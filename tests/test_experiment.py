@@ -18,7 +18,7 @@ import pytest
 
 from core.errors import UserError
 from core.experiments import report_experiments, run_experiment, trainers
-from core.experiments.cli import parser, spec_from_args
+from core.experiments.cli import main, parser, spec_from_args
 from core.experiments.executors import run_grid
 from core.experiments.grid import Cell, ExperimentSpec, cell_state, parse_seeds
 from core.experiments.results import collect, env_task
@@ -89,13 +89,13 @@ def test_results_follow_marl_eval_raw_format_and_a_repeated_step_counts_once(tmp
 
 def test_a_grid_runs_every_cell_and_a_failing_cell_does_not_stop_the_others(tmp_path):
     config = tmp_path / "grid.yaml"
-    config.write_text("algo_overrides:\n  ippo:\n    env.colour: 3\n")  # every ippo cell fails at setup
+    config.write_text("algo_overrides:\n  ippo:\n    algo.lr: 1.0e+30\n")  # every ippo cell diverges in training
     out = tmp_path / "exp"
     result = experiment("--algos", "mappo,ippo", "--seeds", "2", "--workers", "2", "--out", str(out),
                         "--config", str(config), *TINY)
     assert result.returncode == 1, result.stderr
     assert "2 cells finished, 2 failed" in result.stdout
-    assert result.stdout.count("failed: ippo/mpe_simple_spread/seed") == 2 and "colour" in result.stdout
+    assert result.stdout.count("failed: ippo/mpe_simple_spread/seed") == 2 and "is nan" in result.stdout
     spec = ExperimentSpec(["mappo", "ippo"], ["mpe_simple_spread"], [0, 1], 200)
     states = {c.name: cell_state(c.directory(out)) for c in spec.cells()}
     assert states == {"mappo/mpe_simple_spread/seed0": "done", "mappo/mpe_simple_spread/seed1": "done",
@@ -135,6 +135,41 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path):
     assert result.returncode == 2 and "cannot create the experiment directory" in result.stderr
     result = experiment("--report", str(tmp_path / "missing"))
     assert result.returncode == 2 and "has no results.json" in result.stderr
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--envs", "nope"], "error: mappo on nope: unknown env 'nope'; registered envs: "),
+    (["--envs", "no_such_module:make"], "error: mappo on no_such_module:make: env 'no_such_module:make': cannot "
+                                        "import no_such_module"),
+    (["--envs", "mpe_simple_spread", "algo.lr=abc"], "error: mappo on mpe_simple_spread: algo.lr must be a number, "
+                                                     "got 'abc'"),
+    (["--envs", "mpe_simple_spread", "algo.nokey=1"], "error: mappo on mpe_simple_spread: unknown key algo.nokey; "
+                                                      "valid keys: activation,"),
+    (["--envs", "mpe_simple_spread", "env.bogus=1"], "error: mappo on mpe_simple_spread: env mpe_simple_spread does "
+                                                     "not accept bogus"),
+    (["--algos", "dqn", "--envs", "CartPole-v1", "env.bogus=1"], "error: dqn on CartPole-v1: cannot make gymnasium "
+                                                                 "env 'CartPole-v1'"),
+    (["--config", "GRID"], "error: ippo on mpe_simple_spread: unknown key algo.nokey"),  # the file's algo_overrides
+    (["--config", "GRID", "--train-config", "TRAIN"], "error: mappo on mpe_simple_spread: unknown key algo.lr_typo"),
+])
+def test_bad_input_of_any_cell_is_refused_before_anything_is_written(tmp_path, capsys, args, message):
+    """Every (algo, env) pair's config, overrides and env are checked before the experiment directory exists, so
+    that the corrected command is not refused as another experiment."""
+    paths = {"GRID": tmp_path / "grid.yaml", "TRAIN": tmp_path / "train.yaml"}
+    paths["GRID"].write_text("envs: [mpe_simple_spread, smac_3m]\nalgo_overrides:\n  ippo: {algo.nokey: 1}\n")
+    paths["TRAIN"].write_text("algo:\n  lr_typo: 0.1\n")
+    argv = ["--algos", "mappo,ippo", "--steps", "100", "--out", str(tmp_path / "exp"), *args]
+    assert main([str(paths.get(a, a)) for a in argv]) == 2
+    stderr = capsys.readouterr().err
+    assert stderr.startswith(message) and stderr.count("\n") == 1, stderr
+    assert not (tmp_path / "exp").exists()
+
+
+def test_a_refused_grid_writes_nothing_at_the_default_out(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(UserError, match="unknown env 'nope'"):
+        run_experiment(ExperimentSpec(["mappo"], ["nope"], [0], 100), progress=False)
+    assert list(tmp_path.iterdir()) == []
 
 
 @pytest.mark.slow

@@ -150,6 +150,8 @@ def test_ray_without_ray_says_what_to_install(tmp_path: Path, monkeypatch: pytes
                                       "factory"),
     (["--pruner", f"{__name__}:PruneAfterTheFirst.prune"], None, "must look like package.module:name"),
     (["algo.nope=1"], None, "error: unknown key algo.nope; valid keys: activation,"),
+    (["env.n_signal=3"], None, "error: env 'examples.custom_env:make_env' does not accept n_signal; valid options: "
+                               "n_agents, n_signals, max_steps"),
     ([], "algo:\n  lr_typo: {low: 0.1, high: 0.2}\n", "unknown key algo.lr_typo in the search space; valid algo "
                                                         "keys: activation, advantage_norm,"),
     ([], "algo:\n  critic_input: {choices: [obs]}\n", "algo.critic_input cannot be searched: the algorithm fixes"),
@@ -169,6 +171,19 @@ def test_bad_input_is_one_line(tmp_path: Path, args: list[str], space: str | Non
     assert code == 2, stderr
     assert len(stderr.splitlines()) == 1 and message in stderr
     assert not (tmp_path / "study" / "study.db").exists()
+
+
+def test_values_valid_alone_that_the_config_refuses_together_fail_their_trial_and_the_study_goes_on(
+        tmp_path: Path) -> None:
+    """The experiment runner refuses a bad config before its runs start; in a study that is one failed trial."""
+    space = tmp_path / "space.yaml"
+    space.write_text("algo:\n  batch_size: {choices: [256, 512]}\n  buffer_size: {choices: [100, 200]}\n")
+    stdout = io.StringIO()
+    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(io.StringIO()):
+        code = tune_script.main(["--algo", "dqn", "--env", "CartPole-v1", "--steps", "200", "--trials", "2",
+                                 "--space", str(space), "--out", str(tmp_path / "study")])
+    assert code == 1
+    assert stdout.getvalue().count("failed: dqn on CartPole-v1: algo: batch_size") == 2, stdout.getvalue()
 
 
 @pytest.mark.slow

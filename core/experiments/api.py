@@ -32,7 +32,7 @@ from core.experiments.executors import (
 )
 from core.experiments.grid import Cell, ExperimentSpec, run_dir
 from core.experiments.results import write_results
-from core.experiments.trainers import launch_command, training_modules
+from core.experiments.trainers import check_run, installed_algorithm, launch_command, training_modules
 from core.run_config import env_dir_name
 
 PathLike = str | os.PathLike[str]
@@ -55,11 +55,12 @@ def run_experiment(spec: ExperimentSpec, out: PathLike | None = None, *, workers
                    report: bool = True, in_process: bool = False) -> ExperimentResult:
     """Train every unfinished cell of `spec` under `out` (default experiments/<algos>_<envs>_<steps>), then write
     results.json and (unless not `report`) the report. A rerun with the same spec skips finished cells and resumes
-    interrupted ones; `out` holding another spec is refused. Cells run as processes on this machine (`workers` at
-    a time, default one per core over train.torch_threads), or as tasks on a local Ray (`ray`) or the cluster at
-    `ray_address`, or one after another in this process (`in_process`: core.experiments.executors.InProcessExecutor).
-    `callbacks` are callback plugins (--callback specs) every cell trains with. Each cell's train.experiment is
-    the name of `out` (W&B groups the cells' runs by it)."""
+    interrupted ones; `out` holding another spec is refused. Every algorithm's config on every env (the files,
+    the overrides, the env's name and options) is checked before `out` is written. Cells run as processes on this
+    machine (`workers` at a time, default one per core over train.torch_threads), or as tasks on a local Ray
+    (`ray`) or the cluster at `ray_address`, or one after another in this process (`in_process`:
+    core.experiments.executors.InProcessExecutor). `callbacks` are callback plugins (--callback specs) every cell
+    trains with. Each cell's train.experiment is the name of `out` (W&B groups the cells' runs by it)."""
     modules = training_modules()
     unknown = [a for a in spec.algos if a not in modules]
     if unknown:
@@ -70,6 +71,7 @@ def run_experiment(spec: ExperimentSpec, out: PathLike | None = None, *, workers
     # otherwise (SAC/TD3/DDPG default to 2, which two workers on two cores would oversubscribe many times over)
     threads = {a: _torch_threads([*spec.overrides, *spec.algo_overrides.get(a, [])]) for a in spec.algos}
     most = max(threads.values())
+    _check_cells(spec, device)
     directory = Path(out) if out is not None else default_out(spec)
     _claim(directory, spec)
     executor: Executor = LocalExecutor()
@@ -188,6 +190,21 @@ def _torch_threads(overrides: list[str]) -> int:
     if not isinstance(value, int) or value < 1:
         raise UserError(f"train.torch_threads must be a positive integer, got {value!r}")
     return value
+
+
+def _check_cells(spec: ExperimentSpec, device: str | None) -> None:
+    """UserError, naming the algorithm and env, for input that the runs of an (algorithm, env) pair would refuse
+    as they start (the seed changes nothing checked)."""
+    algorithms = {algo: installed_algorithm(algo) for algo in spec.algos}
+    for env in spec.envs:
+        for algo in spec.algos:
+            cell = Cell(algo, env, spec.seeds[0])
+            config = spec.config_file(cell)
+            try:
+                check_run(algo, env, algorithms[algo], str(config) if config else None,
+                          {"steps": spec.steps, "device": device}, spec.cell_overrides(cell))
+            except UserError as exc:
+                raise UserError(f"{algo} on {env}: {exc}") from None
 
 
 def _claim(out: Path, spec: ExperimentSpec) -> None:

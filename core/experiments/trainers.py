@@ -2,9 +2,9 @@
 
 Each entry names an algorithm registry (a mapping keyed by algorithm name) in a module whose `main(argv) -> int`
 is a training command line built on core.cli (it takes --algo, --env, --seed, --steps, --logdir, --resume,
---summary-json, --no-progress, --device and key=value overrides), and whose `evaluation_side()` (a
-core.evaluation.play.Side) and `tuning_algorithm(name)` (a core.tuning.cli.Algorithm) let `scripts/evaluate.py`
-and `scripts/tune.py` serve its algorithms. Ours, in setup.cfg:
+--summary-json, --no-progress, --device and key=value overrides), whose `algorithm(name)` (an `Algorithm`) lets
+`scripts/experiment.py` and `scripts/tune.py` check a run's input before starting it, and whose
+`evaluation_side()` (a core.evaluation.play.Side) lets `scripts/evaluate.py` play its runs. Ours, in setup.cfg:
 
     [options.entry_points]
     concerto.trainers =
@@ -18,15 +18,26 @@ from __future__ import annotations
 
 import importlib
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from importlib import metadata
 from types import ModuleType
+from typing import Any, NamedTuple
 
 from core.errors import UnknownNameError, UserError
 from core.paths import DISTRIBUTION
+from core.run_config import resolve_config
 from core.user_code import user_code
 
 GROUP = "concerto.trainers"
+
+
+class Algorithm(NamedTuple):
+    """What experiments and tuning need from the side that trains an algorithm to check a run's input."""
+
+    config_class: type
+    variant: Mapping[str, Any]  # the config values that define the variant (marl.algos.AlgoEntry.defaults)
+    check_env: Callable[[str, Mapping[str, Any]], object]  # UserError for an env (with options) it cannot make
+    train_script: str  # the training command a tuned config is for
 
 
 def training_modules() -> dict[str, str]:
@@ -59,12 +70,27 @@ def trainer_main(name: str) -> Callable[[list[str]], int]:
 
 def trainer_module(algo: str) -> ModuleType:
     """The training module (see above) whose registry holds `algo`; UnknownNameError for an algorithm no installed
-    trainer knows. Its `evaluation_side()` and `tuning_algorithm(algo)` serve evaluate and tune."""
+    trainer knows. Its `algorithm(algo)` and `evaluation_side()` serve experiment, tune and evaluate."""
     modules = training_modules()
     if algo not in modules:
         raise UnknownNameError(f"unknown algorithm {algo!r}; valid algorithms: {', '.join(sorted(modules))}")
     with user_code(f"importing the trainer of {algo!r} ({modules[algo]}) failed"):
         return importlib.import_module(modules[algo])
+
+
+def installed_algorithm(name: str) -> Algorithm:
+    """What the installed trainer whose registry holds `name` says about it."""
+    algorithm: Algorithm = trainer_module(name).algorithm(name)
+    return algorithm
+
+
+def check_run(algo: str, env: str, algorithm: Algorithm, config_file: str | None = None,
+              cli_train: Mapping[str, Any] | None = None, overrides: Sequence[str] = ()) -> None:
+    """Raise UserError for input a run of `algo` on `env` would refuse as it starts (its config layers and
+    overrides, the env's name and options), so that commands starting many runs refuse it before the first."""
+    _, _, env_options = resolve_config(algo, env, algorithm.config_class, algorithm.variant, config_file,
+                                       cli_train, list(overrides))
+    algorithm.check_env(env, env_options)
 
 
 def launch_command(module: str, args: list[str]) -> list[str]:

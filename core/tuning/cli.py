@@ -4,22 +4,21 @@ Exit statuses: 0 the trials ran and the study has a best trial; 1 no trial of th
 failed or was pruned), or a tuning worker failed; 2 bad input (one `error:` line); 130 / 143 SIGINT / SIGTERM
 (the running trials' runs checkpointed, the trial recorded as failed, every finished trial kept in the study).
 The side that trains the algorithm (multi-agent or single-agent) supplies its config class and env check through
-an `Algorithm`, which the script picks: core imports neither side.
+an `Algorithm` (core.experiments.trainers), which the script picks: core imports neither side.
 """
 from __future__ import annotations
 
 import argparse
 import signal
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NamedTuple
 
 from core.cli import Parser, run_main
 from core.config import parse_overrides
 from core.errors import ConfigError, Interrupted, MissingDependencyError, UserError
 from core.experiments.executors import default_workers
 from core.experiments.grid import parse_seeds
-from core.experiments.trainers import trainer_module
+from core.experiments.trainers import Algorithm, check_run, installed_algorithm
 from core.paths import install_hint
 from core.run_config import _route_overrides, env_dir_name, resolve_config
 from core.tuning.objective import Executor, TuneSettings
@@ -45,15 +44,6 @@ sqlite:///OUT/study.db): rerunning the command adds --trials more to it, several
 OUT/top_trials.md and the plots OUT/optimization_history.png and OUT/param_importances.png.
 Needs Optuna: {INSTALL}.
 """
-
-
-class Algorithm(NamedTuple):
-    """What tuning needs from the side that trains an algorithm."""
-
-    config_class: type
-    variant: Mapping[str, Any]  # the config values that define the variant (marl.algos.AlgoEntry.defaults)
-    check_env: Callable[[str], object]  # raises UserError for an env this side cannot make
-    train_script: str  # the training command the best config is for
 
 
 def parser() -> Parser:
@@ -97,7 +87,6 @@ def run(argv: list[str] | None, algorithm_of: Callable[[str], Algorithm]) -> int
     except ValueError as exc:
         raise UserError(str(exc)) from None
     algo = algorithm_of(args.algo)
-    algo.check_env(args.env)
     settings = _settings(args, algo, seeds)
     if args.ray:
         from core.experiments.ray_cluster import require_ray
@@ -116,7 +105,7 @@ def _settings(args: argparse.Namespace, algo: Algorithm, seeds: list[int]) -> Tu
         resolve_config(args.algo, args.env, algo.config_class, algo.variant, cli_train={"steps": args.steps},
                        overrides=[*args.overrides, *extra])
 
-    check([])
+    check_run(args.algo, args.env, algo, cli_train={"steps": args.steps}, overrides=args.overrides)
     make_pruner(args.pruner)
     space = Path(args.space) if args.space else default_space(args.algo)
     if not space.is_file():
@@ -187,12 +176,6 @@ def _require_optuna() -> None:
         import optuna  # noqa: F401
     except ImportError as exc:
         raise MissingDependencyError(f"tuning needs Optuna ({exc}): {INSTALL}") from None
-
-
-def installed_algorithm(name: str) -> Algorithm:
-    """What the installed trainer whose registry holds `name` tells tuning (core.experiments.trainers)."""
-    algorithm: Algorithm = trainer_module(name).tuning_algorithm(name)
-    return algorithm
 
 
 def main(argv: list[str] | None = None, algorithm_of: Callable[[str], Algorithm] = installed_algorithm) -> int:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from core.errors import RunError
+from core.errors import RunError, UserError
 from core.experiments.api import run_experiment
 from core.experiments.grid import ExperimentSpec, read_summary
 from core.tuning.pruning import CALLBACK, PRUNED, TrialLink, score
@@ -80,9 +80,13 @@ def run_trial(settings: TuneSettings, trial: Trial) -> float:
     TrialLink(settings.storage, settings.study, trial._trial_id, settings.seeds[0], settings.pruner).write(directory)
     spec = ExperimentSpec([settings.algo], [settings.env], settings.seeds, settings.steps,
                           overrides=[*settings.overrides, *sampled])
-    result = run_experiment(spec, directory, workers=settings.cell_workers, ray=settings.executor == "ray",
-                            in_process=settings.executor == "in-process", progress=False, callbacks=[CALLBACK],
-                            report=False)
+    try:
+        result = run_experiment(spec, directory, workers=settings.cell_workers, ray=settings.executor == "ray",
+                                in_process=settings.executor == "in-process", progress=False, callbacks=[CALLBACK],
+                                report=False)
+    except UserError as exc:  # values each valid alone that the config refuses together: the study goes on
+        trial.set_user_attr("error", str(exc))
+        raise TrialFailed(f"trial {trial.number}: {exc}") from None
     if result.stopped is not None or result.interrupted:
         raise KeyboardInterrupt(f"trial {trial.number} stopped by a signal; its runs are checkpointed in {directory}")
     if result.failed:
