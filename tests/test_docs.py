@@ -46,6 +46,22 @@ def test_config_reference_reads_each_fields_comment_and_default():
     assert dqn["hidden_sizes"].default.startswith("[")  # a default_factory's value
 
 
+def test_config_reference_describes_each_class_by_its_docstring_never_by_a_generated_signature():
+    ref = hook("config_reference")
+    reference = ref.reference()
+    for cls, _, _ in ref.config_classes().values():
+        summary = ref.description(cls)
+        assert summary and f"`{cls.__module__}.{cls.__qualname__}`: {summary}" in reference, cls.__name__
+        assert f"{cls.__name__}(" not in reference  # the signature dataclass writes as a missing docstring
+    assert "<factory>" not in reference
+
+    @dataclasses.dataclass
+    class Undocumented:
+        sizes: list[int] = dataclasses.field(default_factory=list)
+
+    assert ref.description(Undocumented) == ""
+
+
 def test_config_markers_expand_and_unknown_ones_fail():
     ref = hook("config_reference")
     page = ref.expand("# x\n\n<!-- config: COMAConfig -->\n")

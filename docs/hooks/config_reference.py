@@ -19,8 +19,16 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
-if str(ROOT) not in sys.path:  # the checkout being documented, not an installed copy
-    sys.path.insert(0, str(ROOT))
+
+
+def document_this_checkout() -> None:
+    """Import the packages from the checkout holding this file, not from an installed copy (an editable install
+    of another worktree would otherwise be documented)."""
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+
+
+document_this_checkout()
 
 MARKER = re.compile(r"^<!-- config: ([\w.]+) -->$", re.MULTILINE)
 
@@ -157,13 +165,20 @@ def variant_note(algos: list[str]) -> str:
     return "Used by " + ", ".join(parts) + "."
 
 
+def description(cls: type) -> str:
+    """The first paragraph of `cls`'s docstring on one line; empty where it has none, as `dataclass` then writes
+    the class's signature there (`DQNConfig(buffer_size: 'PositiveInt' = 100000, ...)`), which is no description."""
+    doc = inspect.getdoc(cls) or ""
+    return "" if doc.startswith(f"{cls.__name__}(") else " ".join(doc.split("\n\n")[0].split())
+
+
 def reference() -> str:
     """The whole reference: `train:` first, then every algorithm's config class."""
     blocks = []
     for title, (cls, section, algos) in config_classes().items():
         where = f"`{cls.__module__}.{cls.__qualname__}`"
         head = f"## `{title}:`" if section == "train" else f"## {title}"
-        intro = [where + ": " + (inspect.getdoc(cls) or "").split("\n")[0]]
+        intro = [where + (f": {summary}" if (summary := description(cls)) else "")]
         if algos:
             intro.append(variant_note(algos))
         blocks.append("\n\n".join([head, " ".join(intro), table(cls, section, algos)]))
@@ -193,6 +208,12 @@ def sections() -> Iterator[str]:
     for cls, section, algos in config_classes().values():
         for f in fields(cls, algos):
             yield f"{section}.{f.name}"
+
+
+def on_config(config: Any, **kwargs: Any) -> Any:
+    """mkdocs hook: mkdocs takes back a hook's changes to sys.path once the hook is loaded, so make them again."""
+    document_this_checkout()
+    return config
 
 
 def on_page_markdown(markdown: str, **kwargs: Any) -> str:

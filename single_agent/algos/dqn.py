@@ -20,6 +20,8 @@ from single_agent.networks import QNetwork
 
 @dataclass
 class DQNConfig(OffPolicyConfig):
+    """Hyperparameters of DQN. Steps count env steps."""
+
     buffer_size: PositiveInt = 100_000
     batch_size: PositiveInt = 64
     learning_starts: NonNegativeInt = 1000

@@ -19,6 +19,8 @@ from single_agent.networks import CriticEnsemble, SquashedGaussianActor, squashe
 
 @dataclass
 class SACConfig(OffPolicyConfig):
+    """Hyperparameters of SAC. Steps count env steps."""
+
     n_critics: EnsembleSize = 2
     alpha: PositiveFloat = 1.0       # initial entropy coefficient
     auto_alpha: bool = True          # tune alpha towards target_entropy

@@ -18,6 +18,8 @@ from single_agent.networks import CriticEnsemble, DeterministicActor
 
 @dataclass
 class TD3Config(OffPolicyConfig):
+    """Hyperparameters of TD3 and DDPG (the --algo name sets the variant). Steps count env steps."""
+
     n_critics: EnsembleSize = 2
     policy_delay: PositiveInt = 2  # critic updates per actor (and target) update
     target_noise: NonNegativeFloat = 0.2  # std of the smoothing noise on target actions (in [-1, 1] units)
