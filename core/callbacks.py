@@ -25,21 +25,32 @@ class Trainer(Protocol):
     """What a callback may use from the object driving training."""
 
     run_dir: Path
+    """The run's directory (config.yaml, logs, checkpoints/, evaluations.jsonl); a callback may write its own
+    files there."""
 
     @property
-    def env_steps(self) -> int: ...
+    def env_steps(self) -> int:
+        """Env steps taken so far (one step of one env copy), a resumed run's earlier ones included."""
 
     @property
-    def total_steps(self) -> int: ...
+    def total_steps(self) -> int:
+        """The run's budget in env steps, rounded up to whole training iterations."""
 
     @property
-    def updates(self) -> int: ...
+    def updates(self) -> int:
+        """Training iterations done (each one a collection, then an update)."""
 
-    def request_stop(self, reason: str) -> None: ...
+    def request_stop(self, reason: str) -> None:
+        """Stop training at the end of the current iteration; the final evaluation and checkpoint still follow,
+        and the first request's `reason` is the summary's `stop_reason`."""
 
-    def evaluate(self) -> dict[str, float]: ...
+    def evaluate(self) -> dict[str, float]:
+        """Evaluate now and return the eval/... metrics (the episodes go to evaluations.jsonl; on_eval_end is
+        not called)."""
 
-    def save_checkpoint(self) -> Path: ...
+    def save_checkpoint(self) -> Path:
+        """Write a checkpoint now and return its directory (asked during an iteration, as from on_step, it is
+        written at the iteration's end)."""
 
 
 class Callback:
@@ -47,20 +58,32 @@ class Callback:
 
     order: int = 50
 
-    def on_train_start(self, trainer: Trainer) -> None: ...
+    def on_train_start(self, trainer: Trainer) -> None:
+        """Once, before the first training iteration (of a resumed run: after its checkpoint is loaded)."""
 
     def on_step(self, trainer: Trainer, n_env_steps: int) -> None:
-        """After each vector step; `n_env_steps` env steps were taken (one per env)."""
+        """After each vector step; `n_env_steps` env steps were taken (one per env), already in
+        `trainer.env_steps`."""
 
-    def on_episode_end(self, trainer: Trainer, episodes: EpisodeStats) -> None: ...
+    def on_episode_end(self, trainer: Trainer, episodes: EpisodeStats) -> None:
+        """After a vector step in which training episodes ended (after its on_step): their `returns`, `lengths`
+        and `wins` (1.0, 0.0, NaN where the env reports no wins), arrays of one value per episode."""
 
-    def on_update_end(self, trainer: Trainer, metrics: Mapping[str, float]) -> None: ...
+    def on_update_end(self, trainer: Trainer, metrics: Mapping[str, float]) -> None:
+        """After each training iteration: its losses and diagnostics, which depend on the algorithm (`loss/policy`,
+        `loss/value`, `loss/entropy`, `schedule/entropy_coef` for MAPPO; `loss/q`, `schedule/epsilon` for DQN)."""
 
-    def on_eval_end(self, trainer: Trainer, metrics: Mapping[str, float]) -> None: ...
+    def on_eval_end(self, trainer: Trainer, metrics: Mapping[str, float]) -> None:
+        """After each greedy evaluation (every train.eval_interval env steps and at the end): `eval/return_mean`,
+        `eval/return_std`, `eval/episode_length`, `eval/episodes`, and `eval/win_rate` where the env reports
+        wins."""
 
-    def on_checkpoint(self, trainer: Trainer, path: Path) -> None: ...
+    def on_checkpoint(self, trainer: Trainer, path: Path) -> None:
+        """After a checkpoint is written; `path` is its directory (RUN_DIR/checkpoints/step-000100000)."""
 
-    def on_train_end(self, trainer: Trainer) -> None: ...
+    def on_train_end(self, trainer: Trainer) -> None:
+        """Once, when training ends: at the budget or a stop request after the final evaluation and checkpoint;
+        after a signal or a failure too."""
 
 
 class CallbackList(Callback):

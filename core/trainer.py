@@ -79,7 +79,14 @@ class BudgetScheduled(Protocol):
 
 
 class Trainer:
-    """Builds a run from validated configs and runs it; see `train`. Subclasses implement the hooks below."""
+    """Builds a run from validated configs and runs it; see `train`. Subclasses implement the hooks below.
+    Callbacks see it as a core.callbacks.Trainer.
+
+    Attributes:
+        run_dir: The run's directory (config.yaml, logs, checkpoints/, evaluations.jsonl).
+        stop_reason: Why training stopped before its budget (a stop request's reason, `interrupted by SIGTERM`,
+            `failed`), or None.
+    """
 
     agent: Stateful  # created by `_build`; a subclass may declare its own agent type
 
@@ -162,17 +169,22 @@ class Trainer:
 
     @property
     def env_steps(self) -> int:
+        """Env steps taken so far (one step of one env copy), a resumed run's earlier ones included."""
         return self.run.clock.env_steps
 
     @property
     def total_steps(self) -> int:
+        """The run's budget in env steps, rounded up to whole training iterations."""
         return self.run.clock.total_steps
 
     @property
     def updates(self) -> int:
+        """Training iterations done."""
         return self.run.clock.iterations
 
     def request_stop(self, reason: str) -> None:
+        """Stop training at the end of the current iteration, with the final evaluation and checkpoint; the first
+        request's `reason` is the summary's `stop_reason`."""
         self.stop_reason = self.stop_reason or reason
 
     def evaluate(self) -> dict[str, float]:

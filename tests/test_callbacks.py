@@ -1,14 +1,20 @@
+import ast
+import inspect
 import json
 from importlib import metadata
+from pathlib import Path
 from typing import cast
 
 import pytest
 
 from core.callbacks import Callback, CallbackList, Trainer, load_callback
 from core.errors import UnknownNameError, UserError
+from core.trainer import Trainer as LoopTrainer
 from examples.callback_plugin import BestReturnTracker
 from marl.cli import main
 from tests.test_cli import QUICK
+
+DOCS = Path(__file__).resolve().parents[1] / "docs"
 
 
 class Recorder(Callback):
@@ -99,3 +105,29 @@ def test_callback_list_runs_in_order():
 
     CallbackList([A(), B()]).on_train_end(cast(Trainer, None))  # these hooks never touch the trainer
     assert seen == ["b", "a"]
+
+
+def test_the_guide_and_the_api_reference_give_every_hook_and_what_the_trainer_offers():
+    """The guide names each hook with its arguments and each Trainer member a callback may use; the API
+    reference shows them all (mkdocstrings leaves out members without a docstring)."""
+    page = (DOCS / "guide" / "callbacks.md").read_text()
+    hooks = [(name, f) for name, f in inspect.getmembers(Callback, inspect.isfunction) if name.startswith("on_")]
+    assert len(hooks) == 7
+    for name, hook in hooks:
+        assert f"`{name}({', '.join(list(inspect.signature(hook).parameters)[1:])})`" in page
+        assert hook.__doc__, f"Callback.{name} has no docstring"
+    protocol = ast.parse(inspect.getsource(Trainer)).body[0]
+    assert isinstance(protocol, ast.ClassDef)
+    members: dict[str, bool] = {}
+    for stmt, after in zip(protocol.body, [*protocol.body[1:], None], strict=True):
+        if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):  # documented by the next string
+            members[stmt.target.id] = isinstance(after, ast.Expr) and isinstance(after.value, ast.Constant)
+        elif isinstance(stmt, ast.FunctionDef):
+            members[stmt.name] = ast.get_docstring(stmt) is not None
+    assert members == dict.fromkeys(["run_dir", "env_steps", "total_steps", "updates", "request_stop", "evaluate",
+                                     "save_checkpoint"], True)
+    for member in ("run_dir", "env_steps", "total_steps", "updates", "request_stop(reason)", "evaluate()",
+                   "save_checkpoint()"):
+        assert f"`{member}`" in page
+    assert "members: [Callback, Trainer, load_callback]" in (DOCS / "reference" / "api.md").read_text()
+    assert "run_dir:" in (LoopTrainer.__doc__ or "") and LoopTrainer.request_stop.__doc__
