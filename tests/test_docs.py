@@ -11,7 +11,8 @@ import marl.algos
 import single_agent.algos
 from core.run_config import TrainConfig
 
-HOOKS = Path(__file__).resolve().parents[1] / "docs" / "hooks"
+ROOT = Path(__file__).resolve().parents[1]
+HOOKS = ROOT / "docs" / "hooks"
 
 
 def hook(name: str) -> ModuleType:
@@ -83,3 +84,10 @@ def test_benchmark_index_links_every_committed_report():
         assert f"(reports/{report.name}.md)" in index
     tasks, algos = reports.tasks_and_algos((reports.RESULTS / "smac_3m_retaliation" / "summary.md").read_text())
     assert tasks == ["smac_3m"] and sorted(algos) == ["coma", "ippo", "iql", "mappo", "qmix", "vdn"]
+
+
+def test_the_quickstart_says_the_first_smac_run_waits_for_numba_at_step_0():
+    """Else a newcomer takes the half minute at step 0 of the quickstart's command for a hang."""
+    for page in (ROOT / "README.md", ROOT / "docs" / "getting-started.md"):
+        text = " ".join(page.read_text().split())
+        assert "The first SMAC run sits at step 0 for about half a minute while numba compiles the simulator" in text
