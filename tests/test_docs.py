@@ -91,3 +91,16 @@ def test_the_quickstart_says_the_first_smac_run_waits_for_numba_at_step_0():
     for page in (ROOT / "README.md", ROOT / "docs" / "getting-started.md"):
         text = " ".join(page.read_text().split())
         assert "The first SMAC run sits at step 0 for about half a minute while numba compiles the simulator" in text
+
+
+def test_the_runs_page_names_every_file_a_run_writes(tmp_path: Path) -> None:
+    from marl.cli import main
+
+    assert main(["--algo", "mappo", "--env", "examples.custom_env:make_env", "--steps", "40", "--n-envs", "2",
+                 "--no-progress", "--logdir", str(tmp_path), "rollout_steps=20", "train.eval_episodes=2",
+                 "train.eval_envs=2", "train.eval_interval=40"]) == 0
+    (run,) = tmp_path.glob("*/*/*")
+    page = (ROOT / "docs" / "guide" / "runs.md").read_text()
+    for entry in run.iterdir():
+        name = "events.out.tfevents.*" if entry.name.startswith("events.out.tfevents.") else entry.name
+        assert f"`{name}{'/' if entry.is_dir() else ''}" in page, entry.name
