@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import gymnasium
+from gymnasium.envs.registration import load_env_creator
 from gymnasium.wrappers import TimeLimit
 
 from core.errors import MissingDependencyError, UnknownNameError
@@ -66,11 +67,9 @@ def make_suite_env(prefix: str, task: str, **options: Any) -> TupleAgentsEnv:
     """Build `<prefix><task>` with `options` passed to its env class, its time limit a truncation."""
     suite, gym_id = SUITES[prefix], _task_id(prefix, task)
     spec = gymnasium.registry[gym_id]
-    env_class = spec.entry_point
-    if isinstance(env_class, str):
-        module, _, attr = env_class.partition(":")
-        env_class = getattr(importlib.import_module(module), attr)
-    assert callable(env_class)
+    entry = spec.entry_point
+    env_class = load_env_creator(entry) if isinstance(entry, str) else entry
+    assert env_class is not None  # both packages register their env classes
     options = checked_options(env_class, options, f"{prefix}{task}")
     limit = int(options.pop(suite.limit_option, spec.kwargs[suite.limit_option]))
     env = gymnasium.make(gym_id, disable_env_checker=True, **options, **{suite.limit_option: suite.no_limit})

@@ -78,11 +78,6 @@ def registered_names() -> list[str]:
     return sorted({*_REGISTRY, *_LAZY})
 
 
-def family_of(name: str) -> str | None:
-    """The family prefix `name` belongs to, without its trailing underscore ("lbf"), or None."""
-    return next((prefix.rstrip("_") for prefix in _FAMILIES if name.startswith(prefix)), None)
-
-
 def resolve(name: str) -> EnvEntry:
     """The registry entry for `name`, importing `module:factory` names on demand."""
     if name in _LAZY:
