@@ -2,8 +2,9 @@
 
 A run config has three sections: `train` (TrainConfig), `algo` (the algorithm's config dataclass) and `env`
 (keyword arguments for the env factory). Layers, later ones winning:
-configs/algos/<algo>.yaml, configs/envs/<env>.yaml, configs/tuned/<algo>_<env>.yaml, --config FILE,
-command-line flags, key=value overrides (dotted `algo.lr=3e-4`, or a bare key of the algo or train section).
+configs/algos/<algo>.yaml, configs/envs/<family>.yaml, configs/envs/<env>.yaml, configs/tuned/<algo>_<family>.yaml,
+configs/tuned/<algo>_<env>.yaml, --config FILE, command-line flags, key=value overrides (dotted `algo.lr=3e-4`,
+or a bare key of the algo or train section).
 """
 from __future__ import annotations
 
@@ -109,8 +110,12 @@ def resolve_config(
     """
     merged: dict[str, Any] = {"train": {}, "algo": dict(algo_defaults or {}), "env": {}}
     safe_env = env.replace(":", "_").replace(".", "_")
-    for path in (config_dir / "algos" / f"{algo}.yaml", config_dir / "envs" / f"{safe_env}.yaml",
-                 config_dir / "tuned" / f"{algo}_{safe_env}.yaml"):
+    family = env_family(env)
+    layers = [config_dir / "algos" / f"{algo}.yaml"]
+    for folder, stem in (("envs", ""), ("tuned", f"{algo}_")):
+        layers += [config_dir / folder / f"{stem}{family}.yaml"] if family else []
+        layers += [config_dir / folder / f"{stem}{safe_env}.yaml"]
+    for path in layers:
         if path.is_file():
             merged = merge(merged, _layer(path, str(path)))
     if config_file:
@@ -125,6 +130,13 @@ def resolve_config(
                               f"choose another variant with --algo instead")
     check_keys(merged["env"], "env")
     return train, algo_cfg, new_env_options(env, merged["env"])
+
+
+def env_family(env: str) -> str | None:
+    """The benchmark family of a registered env name, its text before the first underscore (`lbf` for
+    `lbf_8x8-2p-2f-coop`): its configs apply to every task of the family; None for a user's module:factory."""
+    family, sep, _ = env.partition("_")
+    return family if sep and ":" not in env and "." not in family else None
 
 
 def _route_overrides(overrides: dict[str, Any], algo_config_cls: type) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from core.config import from_dict, load_yaml, parse_overrides
 from core.errors import ConfigError, UserError
 from core.normalizers import EMANormalizer, RunningNormalizer
 from core.resume import resume_config
-from core.run_config import TrainConfig, resolve_config
+from core.run_config import TrainConfig, env_family, resolve_config
 from marl.algos.coma import COMAConfig
 from marl.algos.mappo import MAPPOConfig
 from marl.algos.value_decomposition import ValueDecompositionConfig
@@ -84,6 +84,23 @@ def test_resolve_config_layers(tmp_path):
         resolve_config("mappo", "x", MAPPOConfig, config_file=str(user), config_dir=tmp_path)
     with pytest.raises(ConfigError, match=r"train.n_envs must be in \[1, 65536\], got 0"):
         resolve_config("mappo", "x", MAPPOConfig, overrides=["train.n_envs=0"], config_dir=tmp_path)
+
+
+def test_a_family_file_serves_every_task_and_a_task_file_wins_over_it(tmp_path):
+    for folder, name, text in (("envs", "lbf", "train: {eval_episodes: 100, steps: 9000}\n"),
+                               ("envs", "lbf_8x8", "train: {eval_episodes: 50}\n"),
+                               ("tuned", "mappo_lbf", "algo: {lr: 0.1, ppo_epochs: 3}\n"),
+                               ("tuned", "mappo_lbf_8x8", "algo: {lr: 0.2}\n")):
+        (tmp_path / folder).mkdir(exist_ok=True)
+        (tmp_path / folder / f"{name}.yaml").write_text(text)
+    train, algo, _ = resolve_config("mappo", "lbf_8x8", MAPPOConfig, config_dir=tmp_path)
+    assert (train.eval_episodes, train.steps, algo.lr, algo.ppo_epochs) == (50, 9000, 0.2, 3)
+    train, algo, _ = resolve_config("mappo", "lbf_10x10", MAPPOConfig, config_dir=tmp_path)
+    assert (train.eval_episodes, algo.lr) == (100, 0.1)
+    train, algo, _ = resolve_config("ippo", "lbf_10x10", MAPPOConfig, config_dir=tmp_path)
+    assert (train.eval_episodes, algo.lr) == (100, MAPPOConfig.lr)  # the tuned file is mappo's alone
+    assert env_family("lbf_8x8-2p-2f-coop") == "lbf" and env_family("smac_3m") == "smac"
+    assert env_family("my_pkg.envs:make") is None and env_family("pong") is None
 
 
 def naive_gae(rewards, values, next_values, continues, gamma, lam):
