@@ -1,7 +1,9 @@
 """Level-Based Foraging and the Multi-Robot Warehouse (optional extras `lbf` and `rware`): `lbf_<task>` and
 `rware_<task>`, any task the packages register with gymnasium.
 
-    lbf_8x8-2p-2f-coop       lbforaging's Foraging-8x8-2p-2f-coop-v3 (`-2s`: sight 2; `-coop`: forced cooperation)
+    lbf_8x8-2p-2f-coop       lbforaging's Foraging-8x8-2p-2f-coop-v3 (`2s-` before the size: sight 2; `-coop`:
+                             forced cooperation); a name of that pattern the package does not register (it
+                             registers 1-4 foods and sides 5-19) is built from it: EPyMARL's 15x15-4p-5f
     rware_tiny-2ag           rware's rware-tiny-2ag-v2 (`-easy` / `-hard`: longer / shorter request queues)
 
 Both are multi-agent gymnasium envs (`tuple_agents.TupleAgentsEnv` adapts them); options are the env class's
@@ -14,7 +16,9 @@ from __future__ import annotations
 
 import functools
 import importlib
+import re
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,16 +40,36 @@ class Suite:
     example: str
     limit_option: str  # the constructor argument of the episode limit
     no_limit: int | None  # its value that switches the package's own limit off
+    # a task name the package does not register, as a registered id and the arguments that make it that task
+    unregistered: Callable[[str], tuple[str, dict[str, Any]] | None] | None = None
+
+
+LBF_TASK = re.compile(r"(2s-)?(\d+)x(\d+)-(\d+)p-(\d+)f(-coop)?")
+LBF_BASE = "Foraging-8x8-2p-1f-v3"  # a registered task whose other arguments all LBF tasks share
+
+
+def _lbf_pattern(task: str) -> tuple[str, dict[str, Any]] | None:
+    """A task named by lbforaging's pattern ([2s-]RxC-Pp-Ff[-coop]) as a registered id and the constructor
+    arguments that make it that task, or None if the name does not follow the pattern."""
+    match = LBF_TASK.fullmatch(task)
+    if match is None:
+        return None
+    sight2, rows, cols, players, foods, coop = match.groups()
+    field = (int(rows), int(cols))
+    return LBF_BASE, dict(field_size=field, players=int(players), max_num_food=int(foods), force_coop=bool(coop),
+                          sight=2 if sight2 else max(field))
 
 
 SUITES = {
-    "lbf_": Suite("lbforaging", "lbf", "Foraging-{}-v3", "8x8-2p-2f-coop", "max_episode_steps", sys.maxsize),
+    "lbf_": Suite("lbforaging", "lbf", "Foraging-{}-v3", "8x8-2p-2f-coop", "max_episode_steps", sys.maxsize,
+                  _lbf_pattern),
     "rware_": Suite("rware", "rware", "rware-{}-v2", "tiny-2ag", "max_steps", None),
 }
 
 
-def _task_id(prefix: str, task: str) -> str:
-    """The gymnasium id of `task`, importing its package (which registers its ids)."""
+def _task(prefix: str, task: str) -> tuple[str, dict[str, Any]]:
+    """The gymnasium id of `task` and the constructor arguments that make it that task (none for a registered
+    one), importing its package (which registers its ids)."""
     suite = SUITES[prefix]
     try:
         importlib.import_module(suite.package)
@@ -55,29 +79,33 @@ def _task_id(prefix: str, task: str) -> str:
                                          f"{install_hint(suite.extra)}") from None
         raise
     gym_id = suite.gym_id.format(task)
-    if gym_id not in gymnasium.registry:
-        stem = suite.gym_id.split("{}")[0]
-        known = sorted(k[len(stem):].rsplit("-v", 1)[0] for k in gymnasium.registry if k.startswith(stem))
-        raise UnknownNameError(f"unknown {suite.package} task {task!r} (env {prefix}{task}); {len(known)} tasks, "
-                               f"e.g. {', '.join(known[:6])}, ... (gymnasium id {suite.gym_id.format('<task>')})")
-    return gym_id
+    if gym_id in gymnasium.registry:
+        return gym_id, {}
+    built = suite.unregistered(task) if suite.unregistered else None
+    if built is not None:
+        return built
+    stem = suite.gym_id.split("{}")[0]
+    known = sorted(k[len(stem):].rsplit("-v", 1)[0] for k in gymnasium.registry if k.startswith(stem))
+    raise UnknownNameError(f"unknown {suite.package} task {task!r} (env {prefix}{task}); {len(known)} tasks, "
+                           f"e.g. {', '.join(known[:6])}, ... (gymnasium id {suite.gym_id.format('<task>')})")
 
 
 def make_suite_env(prefix: str, task: str, **options: Any) -> TupleAgentsEnv:
     """Build `<prefix><task>` with `options` passed to its env class, its time limit a truncation."""
-    suite, gym_id = SUITES[prefix], _task_id(prefix, task)
+    suite = SUITES[prefix]
+    gym_id, task_options = _task(prefix, task)
     spec = gymnasium.registry[gym_id]
     entry = spec.entry_point
     env_class = load_env_creator(entry) if isinstance(entry, str) else entry
     assert env_class is not None  # both packages register their env classes
-    options = checked_options(env_class, options, f"{prefix}{task}")
+    options = {**task_options, **checked_options(env_class, options, f"{prefix}{task}")}
     limit = int(options.pop(suite.limit_option, spec.kwargs[suite.limit_option]))
     env = gymnasium.make(gym_id, disable_env_checker=True, **options, **{suite.limit_option: suite.no_limit})
     return TupleAgentsEnv(TimeLimit(env, limit), max_cycles=limit)
 
 
 def _entry(prefix: str, task: str) -> EnvEntry:
-    _task_id(prefix, task)  # an unknown task or a missing package fails when the name is resolved
+    _task(prefix, task)  # an unknown task or a missing package fails when the name is resolved
     return EnvEntry(functools.partial(make_suite_env, prefix, task))
 
 

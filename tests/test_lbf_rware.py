@@ -50,6 +50,16 @@ def test_an_lbf_task_collects_food_and_rewards_it():
     assert random_steps(envs.make_vec("lbf_5x5-2p-1f", n_envs=8, seed=0), 250)[2] > 0
 
 
+def test_an_lbf_task_the_package_does_not_register_is_built_from_its_name():
+    """lbforaging 2.0 registers at most 4 foods; EPyMARL's benchmark has 15x15-4p-5f."""
+    assert "Foraging-15x15-4p-5f-v3" not in gymnasium.registry
+    foraging = envs.make("lbf_15x15-4p-5f").env.unwrapped
+    assert (foraging.field_size, len(foraging.players), foraging.max_num_food) == ((15, 15), 4, 5)
+    assert (foraging.sight, foraging.force_coop) == (15, False)
+    foraging = envs.make("lbf_2s-12x12-3p-5f-coop", sight=3).env.unwrapped  # an option still wins
+    assert (foraging.field_size, foraging.sight, foraging.force_coop) == ((12, 12), 3, True)
+
+
 def test_rware_task_has_the_packages_sizes_and_limit():
     venv = envs.make_vec("rware_tiny-2ag", n_envs=2, seed=0, max_steps=20)
     spec = venv.spec
