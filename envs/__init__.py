@@ -10,6 +10,7 @@ from envs import lbf_rware as _lbf_rware  # noqa: F401  (registers the lbf_* and
 from envs import mpe as _mpe  # noqa: F401  (registers mpe_* names)
 from envs import smac as _smac  # noqa: F401  (registers smac_* names)
 from envs import smacv2 as _smacv2  # noqa: F401  (registers smacv2_* names)
+from envs import vmas_env as _vmas_env  # noqa: F401  (registers the vmas_* family)
 from envs.pettingzoo_adapter import PettingZooAdapter
 from envs.registry import env_factory, make, make_vec, register, registered_names, resolve
 from envs.spec import AgentGroup, EnvSpec
