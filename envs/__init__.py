@@ -7,6 +7,7 @@
     step.obs["agent_0"]  # [n_envs, *obs_shape]
 """
 from envs import lbf_rware as _lbf_rware  # noqa: F401  (registers the lbf_* and rware_* families)
+from envs import mamujoco as _mamujoco  # noqa: F401  (registers the mamujoco_* family)
 from envs import mpe as _mpe  # noqa: F401  (registers mpe_* names)
 from envs import smac as _smac  # noqa: F401  (registers smac_* names)
 from envs import smacv2 as _smacv2  # noqa: F401  (registers smacv2_* names)

@@ -1,0 +1,82 @@
+"""Multi-agent MuJoCo (optional extra `mamujoco`: gymnasium-robotics): `mamujoco_<scenario>_<partition>`.
+
+    mamujoco_HalfCheetah_2x3     the cheetah's 6 joints split into 2 agents of 3 (MaMuJoCo's `agent_conf`)
+    mamujoco_Ant_2x4             mamujoco_Hopper_3x1      mamujoco_HalfCheetah_6x1      mamujoco_Humanoid_9|8
+
+MaMuJoCo speaks PettingZoo (its own `mamujoco_v1.parallel_env`), so its envs go through the PettingZoo
+adapter. Options are MaMuJoCo's (`env.agent_obsk=2`: how many joints away an agent sees;
+`env.local_categories`, `env.global_categories`: which quantities) and, passed on to the single-agent gymnasium
+env, its own (`env.max_episode_steps=500`, `env.ctrl_cost_weight=0.1`). An episode ends as the single-agent
+env's does: 1,000 steps (truncated) or a fall (terminated, on Ant, Hopper, Humanoid, Walker2d).
+"""
+from __future__ import annotations
+
+import functools
+import importlib
+import os
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from core.errors import MissingDependencyError, UnknownNameError
+from core.paths import install_hint
+from envs.registry import EnvEntry, register_family
+
+PREFIX = "mamujoco_"
+# MaMuJoCo's partitions per scenario (gymnasium_robotics/envs/multiagent_mujoco/obsk.py, get_parts_and_edges, at
+# gymnasium-robotics 1.4.2); the ManySegment scenarios take <segments>x<segments per agent>
+PARTITIONS = {
+    "HalfCheetah": ("2x3", "6x1"), "Ant": ("2x4", "2x4d", "4x2"), "Hopper": ("3x1",), "Humanoid": ("9|8",),
+    "HumanoidStandup": ("9|8",), "Reacher": ("2x1",), "Pusher": ("3p",), "Swimmer": ("2x1",), "Walker2d": ("2x3",),
+    "CoupledHalfCheetah": ("1p1",), "ManySegmentSwimmer": ("<n>x<k>",), "ManySegmentAnt": ("<n>x<k>",),
+}
+
+
+@contextmanager
+def _quiet_stderr() -> Iterator[None]:
+    """Drop what C code and the package write to stderr meanwhile: gymnasium-robotics prints a notice about
+    its Adroit envs on import, and MuJoCo's compiler a deprecation warning about the models' `settotalmass`."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with open(os.devnull, "w") as quiet:
+        os.dup2(quiet.fileno(), 2)
+        try:
+            yield
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+
+
+def _mamujoco() -> Any:
+    try:
+        with _quiet_stderr():
+            return importlib.import_module("gymnasium_robotics.envs.multiagent_mujoco.mamujoco_v1")
+    except ModuleNotFoundError as exc:
+        if exc.name and exc.name.split(".")[0] in ("gymnasium_robotics", "mujoco"):
+            raise MissingDependencyError(f"mamujoco_<scenario>_<partition> envs need gymnasium-robotics: "
+                                         f"{install_hint('mamujoco')}") from None
+        raise
+
+
+def make_mamujoco(scenario: str, partition: str, **options: Any) -> Any:
+    """MaMuJoCo's parallel env of `scenario` split by `partition`; `options` go to `mamujoco_v1.parallel_env`."""
+    module = _mamujoco()
+    with _quiet_stderr():
+        env = module.parallel_env(scenario, partition, **options)
+    env.max_cycles = env.single_agent_env.spec.max_episode_steps  # the episode limit, as PettingZoo envs name it
+    return env
+
+
+def _entry(task: str) -> EnvEntry:
+    scenario, _, partition = task.partition("_")
+    known = PARTITIONS.get(scenario, ())
+    if not partition or not (partition in known or known == ("<n>x<k>",)):
+        raise UnknownNameError(f"unknown MaMuJoCo task {task!r}; names are mamujoco_<scenario>_<partition>: "
+                               + ", ".join(f"{s}_{'/'.join(p)}" for s, p in PARTITIONS.items()))
+    _mamujoco()  # a missing package fails when the name is resolved
+    return EnvEntry(functools.partial(make_mamujoco, scenario, partition))
+
+
+register_family(PREFIX, _entry, "HalfCheetah_2x3")
