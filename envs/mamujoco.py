@@ -14,13 +14,11 @@ from __future__ import annotations
 import functools
 import importlib
 import os
-import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 from core.errors import MissingDependencyError, UnknownNameError
 from core.paths import install_hint
+from core.stderr import stderr_into
 from envs.registry import EnvEntry, register_family
 
 PREFIX = "mamujoco_"
@@ -33,25 +31,11 @@ PARTITIONS = {
 }
 
 
-@contextmanager
-def _quiet_stderr() -> Iterator[None]:
-    """Drop what C code and the package write to stderr meanwhile: gymnasium-robotics prints a notice about
-    its Adroit envs on import, and MuJoCo's compiler a deprecation warning about the models' `settotalmass`."""
-    sys.stderr.flush()
-    saved = os.dup(2)
-    with open(os.devnull, "w") as quiet:
-        os.dup2(quiet.fileno(), 2)
-        try:
-            yield
-        finally:
-            sys.stderr.flush()
-            os.dup2(saved, 2)
-            os.close(saved)
-
-
 def _mamujoco() -> Any:
+    # gymnasium-robotics prints a notice about its Adroit envs to stderr on import, and MuJoCo's compiler a
+    # deprecation warning about the models' `settotalmass` as each env is built: both are dropped
     try:
-        with _quiet_stderr():
+        with stderr_into(os.devnull):
             return importlib.import_module("gymnasium_robotics.envs.multiagent_mujoco.mamujoco_v1")
     except ModuleNotFoundError as exc:
         if exc.name and exc.name.split(".")[0] in ("gymnasium_robotics", "mujoco"):
@@ -63,7 +47,7 @@ def _mamujoco() -> Any:
 def make_mamujoco(scenario: str, partition: str, **options: Any) -> Any:
     """MaMuJoCo's parallel env of `scenario` split by `partition`; `options` go to `mamujoco_v1.parallel_env`."""
     module = _mamujoco()
-    with _quiet_stderr():
+    with stderr_into(os.devnull):
         env = module.parallel_env(scenario, partition, **options)
     env.max_cycles = env.single_agent_env.spec.max_episode_steps  # the episode limit, as PettingZoo envs name it
     return env
