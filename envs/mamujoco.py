@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import functools
 import importlib
-import os
+import io
+import warnings
+from contextlib import redirect_stderr
 from typing import Any
 
 from core.errors import MissingDependencyError, UnknownNameError
 from core.paths import install_hint
-from core.stderr import stderr_into
 from envs.registry import EnvEntry, register_family
 
 PREFIX = "mamujoco_"
@@ -31,24 +32,30 @@ PARTITIONS = {
 }
 
 
+def _mujoco_warning(message: str) -> None:
+    """MuJoCo's warnings as Python warnings (its own handler prints them and appends them to MUJOCO_LOG.TXT in
+    the working directory), less the compiler's deprecation notice about the models' `settotalmass`."""
+    if "settotalmass" not in message:
+        warnings.warn(f"MuJoCo: {message}", RuntimeWarning, stacklevel=2)
+
+
 def _mamujoco() -> Any:
-    # gymnasium-robotics prints a notice about its Adroit envs to stderr on import, and MuJoCo's compiler a
-    # deprecation warning about the models' `settotalmass` as each env is built: both are dropped
     try:
-        with stderr_into(os.devnull):
-            return importlib.import_module("gymnasium_robotics.envs.multiagent_mujoco.mamujoco_v1")
+        with redirect_stderr(io.StringIO()):  # gymnasium-robotics prints a notice about its Adroit envs
+            module = importlib.import_module("gymnasium_robotics.envs.multiagent_mujoco.mamujoco_v1")
     except ModuleNotFoundError as exc:
         if exc.name and exc.name.split(".")[0] in ("gymnasium_robotics", "mujoco"):
             raise MissingDependencyError(f"mamujoco_<scenario>_<partition> envs need gymnasium-robotics: "
                                          f"{install_hint('mamujoco')}") from None
         raise
+    importlib.import_module("mujoco").set_mju_user_warning(_mujoco_warning)
+    return module
 
 
 def make_mamujoco(scenario: str, partition: str, **options: Any) -> Any:
     """MaMuJoCo's parallel env of `scenario` split by `partition`; `options` go to `mamujoco_v1.parallel_env`."""
     module = _mamujoco()
-    with stderr_into(os.devnull):
-        env = module.parallel_env(scenario, partition, **options)
+    env = module.parallel_env(scenario, partition, **options)
     env.max_cycles = env.single_agent_env.spec.max_episode_steps  # the episode limit, as PettingZoo envs name it
     return env
 

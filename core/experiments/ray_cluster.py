@@ -20,7 +20,6 @@ from typing import Any
 
 from core.errors import UserError
 from core.paths import install_hint
-from core.stderr import stderr_into
 
 CONNECT_TIMEOUT_S = 5.0  # for the TCP connection to the cluster's address, before Ray tries it
 # Ray's attempts to reach the cluster's GCS once the address answers, about 2 s each (Ray's default is 20): a
@@ -87,7 +86,7 @@ class RayExecutor:
             check_reachable(address)
         start = log.stat().st_size if log.is_file() else 0  # a rerun appends: only this join's messages count
         try:
-            with stderr_into(log), _join_attempts(address):  # Ray's C++ core writes to fd 2, retrying each second
+            with _stderr_into(log), _join_attempts(address):
                 ray.init(address=address, include_dashboard=False, log_to_driver=False, ignore_reinit_error=True,
                          configure_logging=False)
         except Exception as exc:  # Ray raises ConnectionError, RuntimeError or its own errors for each cause
@@ -154,6 +153,21 @@ def _ray_version() -> str:
     import ray
 
     return str(ray.__version__)
+
+
+@contextmanager
+def _stderr_into(log: Path) -> Iterator[None]:
+    """Ray's messages (its C++ core writes to file descriptor 2, retrying each second) go to `log`."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with log.open("ab") as out:
+        os.dup2(out.fileno(), 2)
+    try:
+        yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 2)
+        os.close(saved)
 
 
 @contextmanager
