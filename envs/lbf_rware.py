@@ -100,7 +100,10 @@ def make_suite_env(prefix: str, task: str, **options: Any) -> TupleAgentsEnv:
     assert env_class is not None  # both packages register their env classes
     options = {**task_options, **checked_options(env_class, options, f"{prefix}{task}")}
     limit = int(options.pop(suite.limit_option, spec.kwargs[suite.limit_option]))
-    env = gymnasium.make(gym_id, disable_env_checker=True, **options, **{suite.limit_option: suite.no_limit})
+    # the class itself, not gymnasium.make: make takes `max_episode_steps` (LBF's limit option) as its own
+    # argument, for a TimeLimit of its own, and would leave the package's limit on (an episode at the limit then
+    # ends terminated as well as truncated, with no final observation to bootstrap from)
+    env = env_class(**{**spec.kwargs, **options, suite.limit_option: suite.no_limit})
     return TupleAgentsEnv(TimeLimit(env, limit), max_cycles=limit)
 
 

@@ -143,7 +143,8 @@ class PettingZooAdapter:
         finished = {a for a in obs if terms.get(a, False) or truncs.get(a, False)}
         live = set(self.env.agents) - finished
         ended = not live
-        terminated = ended and not any(truncs.get(a, False) for a in finished)
+        # truncated only where an agent ran out of time without terminating (gymnasium: termination wins)
+        terminated = ended and not any(truncs.get(a, False) and not terms.get(a, False) for a in finished)
         row["terminated"][...] = terminated
         row["truncated"][...] = ended and not terminated
         if not ended:

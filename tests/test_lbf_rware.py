@@ -37,6 +37,19 @@ def test_lbf_task_has_the_packages_sizes_and_its_time_limit_truncates():
     assert (terminated, truncated) == (0, 8)  # lbforaging ends these as terminated; here they bootstrap
 
 
+def test_lbf_time_limit_end_keeps_the_final_observations_to_bootstrap_from():
+    """The package's own limit is off (gymnasium.make would keep it: it takes max_episode_steps as its own
+    argument), so an episode at the limit is only truncated and its final observations and state are the env's,
+    not the zeros of agents that terminated."""
+    venv = envs.make_vec("lbf_8x8-2p-2f-coop", n_envs=1, seed=0)
+    venv.reset()
+    for t in range(50):
+        step = venv.step({a: np.zeros(1, dtype=np.int64) for a in venv.spec.agents})  # no-ops: no food is loaded
+        assert bool(step.truncated[0]) == (t == 49) and not step.terminated[0]
+    assert step.final_group_alive["agent"].all()
+    assert (step.final_group_obs["agent"][0] != 0).any() and (step.final_state[0] != 0).any()
+
+
 def test_lbf_options_reach_the_env_and_unknown_ones_are_refused():
     venv = envs.make_vec("lbf_8x8-2p-2f-coop", n_envs=2, seed=0, max_episode_steps=10, sight=2)
     assert venv.spec.episode_limit == 10
@@ -81,12 +94,13 @@ def test_unknown_tasks_and_missing_packages_are_named(monkeypatch):
 
 class Relay(gymnasium.Env):
     """A user's multi-agent gymnasium env: agent i sees a one-hot of the step; both earn 1 when their actions
-    match, each its own reward, and the episode terminates after 3 steps."""
+    match, each its own reward, and the episode terminates after 3 steps (`also_truncated`: and is truncated
+    too, as lbforaging reports its time limit)."""
 
-    def __init__(self, shared_reward: bool = False) -> None:
+    def __init__(self, shared_reward: bool = False, also_truncated: bool = False) -> None:
         self.observation_space = spaces.Tuple([spaces.Box(0, 1, (3,), np.float32)] * 2)
         self.action_space = spaces.Tuple([spaces.Discrete(2)] * 2)
-        self.shared_reward, self.t = shared_reward, 0
+        self.shared_reward, self.also_truncated, self.t = shared_reward, also_truncated, 0
 
     def _obs(self):
         return tuple(np.eye(3, dtype=np.float32)[min(self.t, 2)] for _ in range(2))
@@ -100,11 +114,11 @@ class Relay(gymnasium.Env):
         self.t += 1
         match = float(actions[0] == actions[1])
         rewards = match if self.shared_reward else [match, 2 * match]
-        return self._obs(), rewards, self.t == 3, False, {"won": bool(match)}
+        return self._obs(), rewards, self.t == 3, self.also_truncated and self.t == 3, {"won": bool(match)}
 
 
-def make_relay(shared_reward: bool = False) -> Relay:
-    return Relay(shared_reward)
+def make_relay(shared_reward: bool = False, also_truncated: bool = False) -> Relay:
+    return Relay(shared_reward, also_truncated)
 
 
 @pytest.mark.parametrize("shared", [False, True])
@@ -118,6 +132,15 @@ def test_a_users_tuple_space_env_works_by_module_factory(shared):
     for _ in range(2):
         step = venv.step({"agent_0": np.array([0, 0]), "agent_1": np.array([0, 0])})
     assert step.terminated.all() and not step.truncated.any() and step.episode_won.tolist() == [1.0, 1.0]
+
+
+def test_agents_both_terminated_and_truncated_end_the_episode_terminated():
+    """Gymnasium's rule: termination wins (no bootstrap from observations the env marks as terminal)."""
+    venv = envs.make_vec("tests.test_lbf_rware:make_relay", n_envs=1, seed=0, also_truncated=True)
+    venv.reset()
+    for _ in range(3):
+        step = venv.step({"agent_0": np.array([0]), "agent_1": np.array([1])})
+    assert step.terminated.all() and not step.truncated.any()
 
 
 def test_tuple_agents_refuses_an_env_without_tuple_spaces():
