@@ -104,6 +104,7 @@ def make_suite_env(prefix: str, task: str, **options: Any) -> TupleAgentsEnv:
     # argument, for a TimeLimit of its own, and would leave the package's limit on (an episode at the limit then
     # ends terminated as well as truncated, with no final observation to bootstrap from)
     env = env_class(**{**spec.kwargs, **options, suite.limit_option: suite.no_limit})
+    assert isinstance(env, gymnasium.Env)  # both packages' env classes are gymnasium envs
     return TupleAgentsEnv(TimeLimit(env, limit), max_cycles=limit)
 
 
