@@ -16,10 +16,12 @@ class VecParallelEnv(ParallelEnv):
     """Steps `vec_factory(n_envs=1, seed=seed, **options)`; an episode's last step returns its final
     observations and empties `agents`, and the next `reset` starts a new one."""
 
-    metadata = {"name": "vec_parallel"}
+    metadata = {"name": "vec_parallel", "render_modes": ["rgb_array"]}
 
-    def __init__(self, vec_factory: Callable[..., VecEnv], seed: int | None = None, **options: Any) -> None:
+    def __init__(self, vec_factory: Callable[..., VecEnv], seed: int | None = None, render_mode: str | None = None,
+                 **options: Any) -> None:
         self.vec = vec_factory(n_envs=1, seed=seed, **options)
+        self.render_mode = render_mode
         spec = self.vec.spec
         self.possible_agents = list(spec.agents)
         self.agents = list(self.possible_agents)
@@ -55,6 +57,13 @@ class VecParallelEnv(ParallelEnv):
     def state(self) -> np.ndarray:
         assert self._last is not None, "reset() first"
         return (self._last.final_state if not self.agents else self._last.state)[0].copy()
+
+    def render(self) -> np.ndarray:
+        """The env's frame, where its vector env draws one (`render()`: an RGB array)."""
+        draw = getattr(self.vec, "render", None)
+        if draw is None:
+            raise NotImplementedError(f"{type(self.vec).__name__} does not render")
+        return draw()
 
     def close(self) -> None:
         self.vec.close()

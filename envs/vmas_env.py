@@ -7,7 +7,8 @@ one the scenario does not use is an error. `max_steps` (default 100, as BenchMAR
 as truncated; a scenario's own end (a package fallen, every goal reached) terminates it. Agents with the same
 observation size and action space form one group; the state is all observations side by side. Actions are
 continuous (Box, clipped to each agent's range) unless `env.continuous_actions=false` (Discrete). VMAS keeps its
-world inside scenario objects, so a resumed run continues with freshly reset envs (it says so).
+world inside scenario objects, so a resumed run continues with freshly reset envs (it says so), and it keeps one
+random state for all its envs: `reset(seed)` seeds the batch as a whole.
 """
 from __future__ import annotations
 
@@ -133,6 +134,10 @@ class VMASVecEnv(VecEnv):
                                              get_dones=False)[0]
         self._write_obs(obs, "")
         return self._step
+
+    def render(self, index: int = 0) -> np.ndarray:
+        """Copy `index`'s frame as an RGB array (VMAS draws it with pyglet, headless)."""
+        return self.env.render(mode="rgb_array", env_index=index)
 
     def _write_obs(self, obs: list[Any], prefix: str, rows: np.ndarray | None = None) -> None:
         """Write per-agent observation tensors into the `prefix` obs and state arrays (only `rows` if given)."""

@@ -80,3 +80,10 @@ def test_the_pettingzoo_face_plays_one_episode_to_its_limit():
         obs, _, terminated, truncated, _ = env.step({a: env.action_space(a).sample() for a in env.agents})
         length += 1
     assert length == 12 and all(truncated.values()) and not any(terminated.values())
+
+
+def test_the_pettingzoo_face_renders_frames():
+    env = envs.make("vmas_balance", render_mode="rgb_array")
+    env.reset(seed=0)
+    frame = env.render()
+    assert frame.ndim == 3 and frame.shape[2] == 3 and frame.dtype == np.uint8
