@@ -7,8 +7,8 @@ Trailing env.KEY=VALUE pairs set env options, as on the training command line.
 
 Prints steps per second; the last line is `env_steps_per_s=N` (env steps = vector steps x n_envs), the best
 of `--repeats` timed runs (the machine's speed varies by tens of percent between runs; the median is printed
-too). Random actions are drawn vectorised (argmax of uniform noise over the available actions) and their
-cost is included.
+too). Random actions are drawn vectorised (argmax of uniform noise over the available actions; Box actions
+uniform within their bounds, cut to [-1, 1]) and their cost is included.
 """
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from gymnasium import spaces
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -31,10 +32,19 @@ def measure(name: str, n_envs: int, steps: int, seed: int = 0, repeats: int = 3,
     venv = envs.make_vec(name, n_envs=n_envs, seed=seed, **(options or {}))
     rng = np.random.default_rng(seed)
     step = venv.reset()
-    groups = [g.name for g in venv.spec.groups]
+    groups = venv.spec.groups
 
     def actions(step):
-        return {g: np.argmax(rng.random(step.group_avail[g].shape) * step.group_avail[g], axis=-1) for g in groups}
+        """Uniform random available actions (Discrete) or uniform in the bounds, else in [-1, 1] (Box)."""
+        out = {}
+        for g in groups:
+            space = g.action_space
+            if not isinstance(space, spaces.Box):
+                out[g.name] = np.argmax(rng.random(step.group_avail[g.name].shape) * step.group_avail[g.name], -1)
+            else:
+                low, high = (np.clip(bound, -1, 1) for bound in (space.low, space.high))
+                out[g.name] = rng.uniform(low, high, (n_envs, g.n_agents, *g.action_shape)).astype(np.float32)
+        return out
 
     for _ in range(5):  # warm-up
         step = venv.step(actions(step))
