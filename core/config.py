@@ -10,6 +10,7 @@ read as YAML 1.2 reads them, in files and overrides alike: `3e-4` is a float, `0
 from __future__ import annotations
 
 import dataclasses
+import enum
 import itertools
 import math
 import numbers
@@ -294,6 +295,13 @@ def coerce(value: Any, hint: Any, key: str) -> Any:
         return dict(value)
     if hint is Any:
         return value
+    if isinstance(hint, type) and issubclass(hint, enum.Enum):  # a package's option enum, named by its member
+        if isinstance(value, hint):
+            return value
+        members = {m.name.lower(): m for m in hint}
+        if isinstance(value, str) and value.lower() in members:
+            return members[value.lower()]
+        raise ConfigError(f"{key} must be one of {', '.join(m.name.lower() for m in hint)}, got {value!r}")
     if hint is bool:
         if not isinstance(value, bool):
             raise ConfigError(f"{key} must be true or false, got {value!r}")

@@ -26,7 +26,8 @@ import gymnasium
 from gymnasium.envs.registration import load_env_creator
 from gymnasium.wrappers import TimeLimit
 
-from core.errors import MissingDependencyError, UnknownNameError
+from core.config import coerce
+from core.errors import MissingDependencyError, UnknownNameError, UserError
 from core.paths import install_hint
 from envs.registry import EnvEntry, checked_options, register_family
 from envs.tuple_agents import TupleAgentsEnv
@@ -99,7 +100,10 @@ def make_suite_env(prefix: str, task: str, **options: Any) -> TupleAgentsEnv:
     env_class = load_env_creator(entry) if isinstance(entry, str) else entry
     assert env_class is not None  # both packages register their env classes
     options = {**task_options, **checked_options(env_class, options, f"{prefix}{task}")}
-    limit = int(options.pop(suite.limit_option, spec.kwargs[suite.limit_option]))
+    key = suite.limit_option
+    limit = coerce(options.pop(key, spec.kwargs[key]), int, f"env.{key}")  # the episode limit: here, not the package's
+    if limit < 1:
+        raise UserError(f"env.{key} must be at least 1, got {limit}")
     # the class itself, not gymnasium.make: make takes `max_episode_steps` (LBF's limit option) as its own
     # argument, for a TimeLimit of its own, and would leave the package's limit on (an episode at the limit then
     # ends terminated as well as truncated, with no final observation to bootstrap from)

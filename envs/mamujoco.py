@@ -7,13 +7,16 @@ MaMuJoCo speaks PettingZoo (its own `mamujoco_v1.parallel_env`), so its envs go 
 adapter. Options are MaMuJoCo's (`env.agent_obsk=2`: how many joints away an agent sees;
 `env.local_categories`, `env.global_categories`: which quantities) and, passed on to the single-agent gymnasium
 env, its own (`env.max_episode_steps=500`, `env.ctrl_cost_weight=0.1`). An episode ends as the single-agent
-env's does: 1,000 steps (truncated) or a fall (terminated, on Ant, Hopper, Humanoid, Walker2d).
+env's does: 1,000 steps (truncated) or a fall (terminated, on Ant, Hopper, Humanoid, Walker2d). Every agent
+gets the robot's reward; an episode's return is that reward summed over steps once, as published MaMuJoCo
+returns are (not once per agent).
 """
 from __future__ import annotations
 
 import functools
 import importlib
 import io
+import os
 import warnings
 from contextlib import redirect_stderr
 from typing import Any
@@ -24,11 +27,12 @@ from envs.registry import EnvEntry, register_family
 
 PREFIX = "mamujoco_"
 # MaMuJoCo's partitions per scenario (gymnasium_robotics/envs/multiagent_mujoco/obsk.py, get_parts_and_edges, at
-# gymnasium-robotics 1.4.2); the ManySegment scenarios take <segments>x<segments per agent>
+# gymnasium-robotics 1.4.2; CoupledHalfCheetah_1p1 left out: it fails inside the package with mujoco 4.0); the
+# ManySegment scenarios take <segments>x<segments per agent>
 PARTITIONS = {
     "HalfCheetah": ("2x3", "6x1"), "Ant": ("2x4", "2x4d", "4x2"), "Hopper": ("3x1",), "Humanoid": ("9|8",),
     "HumanoidStandup": ("9|8",), "Reacher": ("2x1",), "Pusher": ("3p",), "Swimmer": ("2x1",), "Walker2d": ("2x3",),
-    "CoupledHalfCheetah": ("1p1",), "ManySegmentSwimmer": ("<n>x<k>",), "ManySegmentAnt": ("<n>x<k>",),
+    "ManySegmentSwimmer": ("<n>x<k>",), "ManySegmentAnt": ("<n>x<k>",),
 }
 
 
@@ -40,6 +44,8 @@ def _mujoco_warning(message: str) -> None:
 
 
 def _mamujoco() -> Any:
+    if not os.environ.get("DISPLAY"):  # headless: MuJoCo draws frames (evaluate --gif) through EGL
+        os.environ.setdefault("MUJOCO_GL", "egl")
     try:
         with redirect_stderr(io.StringIO()):  # gymnasium-robotics prints a notice about its Adroit envs
             module = importlib.import_module("gymnasium_robotics.envs.multiagent_mujoco.mamujoco_v1")
@@ -57,6 +63,7 @@ def make_mamujoco(scenario: str, partition: str, **options: Any) -> Any:
     module = _mamujoco()
     env = module.parallel_env(scenario, partition, **options)
     env.max_cycles = env.single_agent_env.spec.max_episode_steps  # the episode limit, as PettingZoo envs name it
+    env.team_reward = True  # every agent gets the robot's reward: an episode's return counts it once
     return env
 
 

@@ -62,6 +62,9 @@ class PettingZooAdapter:
                                    "ParallelEnv or AECEnv, nor a gymnasium env with Tuple observation and action "
                                    "spaces (one entry per agent)")
         self.env = env
+        # an env whose agents all get the team reward says so (team_reward = True): its episode return counts
+        # that reward once (the mean over agents), not once per agent
+        self._team_reward = bool(getattr(env, "team_reward", False))
         agents = tuple(env.possible_agents)
         if not agents:  # before any of the env's methods run (they tend to fail on it first)
             raise EnvContractError(f"env {self.name} has no agents (possible_agents is empty)")
@@ -138,7 +141,8 @@ class PettingZooAdapter:
         obs, rewards, terms, truncs, infos = self._mappings(self.env.step(actions), "step()",
                                                             ("observations", "rewards", "terminations",
                                                              "truncations", "infos"))
-        self._ep_return += self._write_rewards(rewards)
+        total = self._write_rewards(rewards)
+        self._ep_return += total / max(len(rewards), 1) if self._team_reward else total
         self._ep_length += 1
         finished = {a for a in obs if terms.get(a, False) or truncs.get(a, False)}
         live = set(self.env.agents) - finished

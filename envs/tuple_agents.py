@@ -14,6 +14,7 @@ from typing import Any
 import gymnasium
 import numpy as np
 from gymnasium import spaces
+from gymnasium.wrappers import TimeLimit
 from pettingzoo.utils.env import ParallelEnv
 
 
@@ -31,6 +32,16 @@ def is_tuple_agents(env: Any) -> bool:
     return tuple_spaces(env) is not None
 
 
+def _time_limit(env: gymnasium.Env) -> int | None:
+    """The steps of a gymnasium TimeLimit around `env` (built by hand or by gymnasium.make), if any."""
+    layer: Any = env
+    while isinstance(layer, gymnasium.Wrapper):
+        if isinstance(layer, TimeLimit):
+            return int(layer._max_episode_steps)
+        layer = layer.env
+    return getattr(env.spec, "max_episode_steps", None)
+
+
 class TupleAgentsEnv(ParallelEnv):
     """`env`'s agents as `agent_<i>`; `max_cycles` is its episode limit in steps, where it has one (read from a
     gymnasium TimeLimit if not given)."""
@@ -46,7 +57,7 @@ class TupleAgentsEnv(ParallelEnv):
         self.agents = list(self.possible_agents)
         self.observation_spaces = dict(zip(self.possible_agents, found[0].spaces, strict=True))
         self.action_spaces = dict(zip(self.possible_agents, found[1].spaces, strict=True))
-        self.max_cycles = max_cycles if max_cycles is not None else getattr(env.spec, "max_episode_steps", None)
+        self.max_cycles = max_cycles if max_cycles is not None else _time_limit(env)
 
     def observation_space(self, agent: str) -> spaces.Space:
         return self.observation_spaces[agent]

@@ -14,15 +14,19 @@ from __future__ import annotations
 
 import functools
 import importlib
+import re
 import warnings
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
 from gymnasium import spaces
 
+from core.config import coerce
 from core.errors import MissingDependencyError, UnknownNameError, UserError
 from core.paths import install_hint
+from core.run_config import DEVICE_PATTERN
 from envs.registry import EnvEntry, register_family
 from envs.spec import EnvContractError, EnvSpec, check_action_space, group_agents
 from envs.vec_env import VecEnv, VecStep, allocate, array_layout
@@ -54,12 +58,12 @@ class VMASVecEnv(VecEnv):
                  max_steps: int = MAX_STEPS, continuous_actions: bool = True, device: str = "cpu",
                  **options: Any) -> None:
         vmas = _vmas()
-        if max_steps < 1:
-            raise UserError(f"env.max_steps must be at least 1, got {max_steps}")
+        max_steps, continuous_actions, device = _checked(max_steps, continuous_actions, device)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             self.env = vmas.make_env(scenario, num_envs=n_envs, device=device, continuous_actions=continuous_actions,
                                      max_steps=max_steps, seed=seed, terminated_truncated=True, **options)
+        self._random_state = list(self.env.vmas_random_state)  # this batch's own copy of VMAS's shared state
         unused = [str(w.message) for w in caught if UNUSED in str(w.message)]
         if unused:
             raise UserError(f"vmas scenario {scenario}: {unused[0].split(' This')[0]}")
@@ -90,9 +94,23 @@ class VMASVecEnv(VecEnv):
         self._returns = np.zeros(n_envs)
         self._lengths = np.zeros(n_envs, np.int64)
 
+    @contextmanager
+    def _own_random_state(self) -> Iterator[None]:
+        """VMAS keeps one random state for all its envs in a process (Environment.vmas_random_state): swap this
+        batch's own in for its calls, so that another batch (the evaluation's) does not reseed this one."""
+        shared = self.env.vmas_random_state
+        others = list(shared)
+        shared[:] = self._random_state
+        try:
+            yield
+        finally:
+            self._random_state = list(shared)
+            shared[:] = others
+
     def reset(self, seed: int | None = None) -> VecStep:
         seed = self.default_seed if seed is None else seed
-        obs = self.env.reset(seed=seed)
+        with self._own_random_state():
+            obs = self.env.reset(seed=seed)
         self._returns[:] = 0.0
         self._lengths[:] = 0
         for key in ("terminated", "truncated"):
@@ -110,12 +128,16 @@ class VMASVecEnv(VecEnv):
         for name, (low, high) in self._bounds.items():
             np.clip(out[name], low, high, out=out[name])
         joint = [torch.as_tensor(out[g][:, i], device=self.device) for g, i in self._slots]
+        with self._own_random_state():
+            return self._step_batch(joint)
+
+    def _step_batch(self, joint: list[Any]) -> VecStep:
         obs, rewards, terminated, truncated, _ = self.env.step(joint)
         arrays = self.arrays
         reward = np.stack([r.detach().cpu().numpy() for r in rewards], axis=1)  # [n_envs, n_agents]
         for k, (g, i) in enumerate(self._slots):
             arrays[f"rewards/{g}"][:, i] = reward[:, k]
-        self._returns += reward.sum(axis=1)
+        self._returns += reward.mean(axis=1)  # a group's episode reward as BenchMARL reports it: the agents' mean
         self._lengths += 1
         ended = terminated.cpu().numpy()
         arrays["terminated"][:] = ended
@@ -137,7 +159,8 @@ class VMASVecEnv(VecEnv):
 
     def render(self, index: int = 0) -> np.ndarray:
         """Copy `index`'s frame as an RGB array (VMAS draws it with pyglet, headless)."""
-        return self.env.render(mode="rgb_array", env_index=index)
+        with self._own_random_state():
+            return self.env.render(mode="rgb_array", env_index=index)
 
     def _write_obs(self, obs: list[Any], prefix: str, rows: np.ndarray | None = None) -> None:
         """Write per-agent observation tensors into the `prefix` obs and state arrays (only `rows` if given)."""
@@ -146,6 +169,22 @@ class VMASVecEnv(VecEnv):
         for (g, i), values in zip(self._slots, taken, strict=True):
             self.arrays[f"{prefix}obs/{g}"][select, i] = values
         self.arrays[f"{prefix}state"][select] = np.concatenate([v.reshape(len(v), -1) for v in taken], axis=1)
+
+
+def _checked(max_steps: Any, continuous_actions: Any, device: Any) -> tuple[int, bool, str]:
+    """The options VMAS's make_env takes itself, checked (it would take 2.5 steps or `maybe` for a bool)."""
+    import torch
+
+    max_steps = coerce(max_steps, int, "env.max_steps")
+    if max_steps < 1:
+        raise UserError(f"env.max_steps must be at least 1, got {max_steps}")
+    continuous_actions = coerce(continuous_actions, bool, "env.continuous_actions")
+    device = coerce(device, str, "env.device")
+    if not re.fullmatch(DEVICE_PATTERN, device):
+        raise UserError(f"env.device must be cpu, cuda or cuda:N, got {device!r}")
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise UserError(f"env.device={device} but CUDA is not available; use env.device=cpu")
+    return max_steps, continuous_actions, device
 
 
 def _gymnasium_space(space: Any) -> spaces.Space:

@@ -5,6 +5,7 @@ import gymnasium
 import numpy as np
 import pytest
 from gymnasium import spaces
+from gymnasium.wrappers import TimeLimit
 
 import envs
 from core.errors import MissingDependencyError, UnknownNameError, UserError
@@ -82,6 +83,17 @@ def test_rware_task_has_the_packages_sizes_and_limit():
     assert envs.make_vec("rware_small-4ag", n_envs=1).spec.episode_limit == 500
 
 
+def test_enum_options_are_named_by_their_members_and_limits_are_checked():
+    from rware.warehouse import RewardType
+    assert envs.make("rware_tiny-2ag", reward_type="global").env.unwrapped.reward_type is RewardType.GLOBAL
+    with pytest.raises(UserError, match=r"env\.reward_type must be one of global, individual, two_stage, got 'x'"):
+        envs.make_vec("rware_tiny-2ag", n_envs=1, reward_type="x")
+    with pytest.raises(UserError, match=r"env\.max_episode_steps must be an integer, got 2.7"):
+        envs.make_vec("lbf_8x8-2p-2f-coop", n_envs=1, max_episode_steps=2.7)
+    with pytest.raises(UserError, match=r"env\.max_steps must be at least 1, got 0"):
+        envs.make_vec("rware_tiny-2ag", n_envs=1, max_steps=0)
+
+
 def test_unknown_tasks_and_missing_packages_are_named(monkeypatch):
     with pytest.raises(UnknownNameError, match=r"unknown lbforaging task '9x9-zz' .* e\.g\. "):
         envs.make_vec("lbf_9x9-zz", n_envs=1)
@@ -121,6 +133,10 @@ def make_relay(shared_reward: bool = False, also_truncated: bool = False) -> Rel
     return Relay(shared_reward, also_truncated)
 
 
+def make_short_relay() -> gymnasium.Env:
+    return TimeLimit(Relay(), 2)
+
+
 @pytest.mark.parametrize("shared", [False, True])
 def test_a_users_tuple_space_env_works_by_module_factory(shared):
     venv = envs.make_vec("tests.test_lbf_rware:make_relay", n_envs=2, seed=0, shared_reward=shared)
@@ -141,6 +157,15 @@ def test_agents_both_terminated_and_truncated_end_the_episode_terminated():
     for _ in range(3):
         step = venv.step({"agent_0": np.array([0]), "agent_1": np.array([1])})
     assert step.terminated.all() and not step.truncated.any()
+
+
+def test_a_time_limit_built_by_hand_is_the_episode_limit():
+    venv = envs.make_vec("tests.test_lbf_rware:make_short_relay", n_envs=1, seed=0)
+    assert venv.spec.episode_limit == 2
+    venv.reset()
+    for _ in range(2):
+        step = venv.step({"agent_0": np.array([0]), "agent_1": np.array([1])})
+    assert step.truncated.all() and not step.terminated.any()
 
 
 def test_tuple_agents_refuses_an_env_without_tuple_spaces():

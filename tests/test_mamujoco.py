@@ -21,6 +21,17 @@ def test_halfcheetah_2x3_has_two_agents_of_three_joints():
     assert np.all(np.isfinite(step.state)) and step.rewards["agent_0"].shape == (2,)
 
 
+def test_an_episode_return_counts_the_robots_reward_once():
+    venv = envs.make_vec("mamujoco_HalfCheetah_6x1", n_envs=1, seed=0, max_episode_steps=5)
+    venv.reset()
+    rewards = []
+    for _ in range(5):
+        step = venv.step({a: np.zeros((1, 1), np.float32) for a in venv.spec.agents})
+        assert len({float(r[0]) for r in step.rewards.values()}) == 1  # every agent gets the robot's reward
+        rewards.append(float(step.rewards["agent_0"][0]))
+    assert step.episode_return[0] == pytest.approx(sum(rewards), rel=1e-5)
+
+
 def test_options_reach_mamujoco_and_its_gymnasium_env():
     near = envs.make_vec("mamujoco_Hopper_3x1", n_envs=1, agent_obsk=0).spec.groups[0].obs_shape
     far = envs.make_vec("mamujoco_Hopper_3x1", n_envs=1, agent_obsk=2).spec.groups[0].obs_shape

@@ -58,6 +58,36 @@ def test_envs_of_the_batch_do_not_touch_each_other():
     assert not np.array_equal(sa.state[2], sb.state[2])
 
 
+def test_another_batch_does_not_reseed_this_one():
+    """VMAS keeps one random state per process; an evaluation batch reset between episodes must not make the
+    training batch replay its starting layouts."""
+    def first_states(reset_other: bool) -> list[np.ndarray]:
+        train, other = VMASVecEnv("balance", n_envs=1, seed=0, max_steps=2), VMASVecEnv("balance", n_envs=1, seed=9)
+        step, starts = train.reset(), []
+        zeros = {"agent": np.zeros((1, 3, 2), np.float32)}
+        for _ in range(3):
+            starts.append(step.state[0].copy())
+            if reset_other:
+                other.reset(seed=9)
+            for _ in range(2):
+                step = train.step(zeros)
+        return starts
+
+    alone, beside = first_states(False), first_states(True)
+    np.testing.assert_array_equal(np.stack(alone), np.stack(beside))
+    assert not np.array_equal(alone[1], alone[2])
+
+
+def test_an_episode_return_is_the_agents_mean_reward_summed_over_steps():
+    venv = VMASVecEnv("navigation", n_envs=2, seed=0, max_steps=3)
+    venv.reset()
+    total = np.zeros(2)
+    for _ in range(3):
+        step = venv.step(uniform_actions(venv, np.random.default_rng(1)))
+        total += np.mean([step.rewards[a] for a in venv.spec.agents], axis=0)
+    np.testing.assert_allclose(step.episode_return, total, rtol=1e-6)
+
+
 def test_spaces_options_and_errors():
     venv = envs.make_vec("vmas_balance", n_envs=2, seed=0, n_agents=4)
     group = venv.spec.groups[0]
@@ -69,6 +99,11 @@ def test_spaces_options_and_errors():
         envs.make_vec("vmas_balance", n_envs=1, bogus=1)
     with pytest.raises(UnknownNameError, match=r"unknown vmas scenario 'nope'; \d+ scenarios: balance, "):
         envs.make_vec("vmas_nope", n_envs=1)
+    for option, message in ((dict(max_steps=2.5), r"env\.max_steps must be an integer, got 2\.5"),
+                            (dict(continuous_actions="maybe"), r"env\.continuous_actions must be true or false"),
+                            (dict(device="banana"), r"env\.device must be cpu, cuda or cuda:N, got 'banana'")):
+        with pytest.raises(UserError, match=message):
+            envs.make_vec("vmas_balance", n_envs=1, **option)
 
 
 def test_the_pettingzoo_face_plays_one_episode_to_its_limit():
