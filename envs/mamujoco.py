@@ -15,15 +15,20 @@ from __future__ import annotations
 
 import functools
 import importlib
+import inspect
 import io
 import os
 import warnings
 from contextlib import redirect_stderr
 from typing import Any
 
-from core.errors import MissingDependencyError, UnknownNameError
+import gymnasium
+from gymnasium.envs.registration import load_env_creator
+
+from core.config import coerce
+from core.errors import MissingDependencyError, UnknownNameError, UserError
 from core.paths import install_hint
-from envs.registry import EnvEntry, register_family
+from envs.registry import EnvEntry, checked_options, register_family
 
 PREFIX = "mamujoco_"
 # MaMuJoCo's partitions per scenario (gymnasium_robotics/envs/multiagent_mujoco/obsk.py, get_parts_and_edges, at
@@ -34,6 +39,9 @@ PARTITIONS = {
     "HumanoidStandup": ("9|8",), "Reacher": ("2x1",), "Pusher": ("3p",), "Swimmer": ("2x1",), "Walker2d": ("2x3",),
     "ManySegmentSwimmer": ("<n>x<k>",), "ManySegmentAnt": ("<n>x<k>",),
 }
+
+
+MAMUJOCO_OPTIONS = ("agent_obsk", "local_categories", "global_categories")  # parallel_env's own; the rest go on
 
 
 def _mujoco_warning(message: str) -> None:
@@ -49,19 +57,52 @@ def _mamujoco() -> Any:
     try:
         with redirect_stderr(io.StringIO()):  # gymnasium-robotics prints a notice about its Adroit envs
             module = importlib.import_module("gymnasium_robotics.envs.multiagent_mujoco.mamujoco_v1")
-    except ModuleNotFoundError as exc:
-        if exc.name and exc.name.split(".")[0] in ("gymnasium_robotics", "mujoco"):
-            raise MissingDependencyError(f"mamujoco_<scenario>_<partition> envs need gymnasium-robotics: "
-                                         f"{install_hint('mamujoco')}") from None
+    except (ModuleNotFoundError, gymnasium.error.DependencyNotInstalled) as exc:
+        missing = exc.name if isinstance(exc, ModuleNotFoundError) else "mujoco"
+        if missing and missing.split(".")[0] in ("gymnasium_robotics", "mujoco"):
+            raise MissingDependencyError(f"mamujoco_<scenario>_<partition> envs need gymnasium-robotics and "
+                                         f"MuJoCo: {install_hint('mamujoco')}") from None
         raise
     importlib.import_module("mujoco").set_mju_user_warning(_mujoco_warning)
     return module
 
 
+def _checked(name: str, scenario: str, options: dict[str, Any]) -> dict[str, Any]:
+    """`options` of env `name` checked: MaMuJoCo's own, gymnasium.make's `max_episode_steps`, and the rest against
+    the single-agent env class of `scenario` (where gymnasium registers one)."""
+    from gymnasium.envs.mujoco.mujoco_env import MujocoEnv  # imports mujoco: only once the extra is known present
+
+    own = {k: v for k, v in options.items() if k in MAMUJOCO_OPTIONS}
+    rest = {k: v for k, v in options.items() if k not in MAMUJOCO_OPTIONS}
+    for key in ("agent_obsk", "max_episode_steps"):
+        if key in options:
+            value = own[key] if key in own else rest[key]
+            value = coerce(value, int, f"env.{key}")
+            if value < (0 if key == "agent_obsk" else 1):
+                raise UserError(f"env.{key} must be at least {0 if key == 'agent_obsk' else 1}, got {value}")
+            (own if key in own else rest)[key] = value
+    spec = gymnasium.registry.get(f"{scenario}-v5")
+    if spec is not None and isinstance(spec.entry_point, str):
+        env_class = load_env_creator(spec.entry_point)
+        valid = [*_named_parameters(env_class), *_named_parameters(MujocoEnv), *MAMUJOCO_OPTIONS, "max_episode_steps"]
+        unknown = sorted(set(options) - set(valid))
+        if unknown:
+            raise UserError(f"env {name!r} does not accept {', '.join(unknown)}; valid options: "
+                            f"{', '.join(dict.fromkeys(valid))}")
+        limit = {k: rest.pop(k) for k in ("max_episode_steps",) if k in rest}
+        rest = {**checked_options(env_class, rest, name), **limit}  # values against its annotations
+    return {**own, **rest}
+
+
+def _named_parameters(cls: Any) -> list[str]:
+    params = inspect.signature(cls.__init__).parameters.values()
+    return [p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.name != "self"]
+
+
 def make_mamujoco(scenario: str, partition: str, **options: Any) -> Any:
     """MaMuJoCo's parallel env of `scenario` split by `partition`; `options` go to `mamujoco_v1.parallel_env`."""
     module = _mamujoco()
-    env = module.parallel_env(scenario, partition, **options)
+    env = module.parallel_env(scenario, partition, **_checked(f"{PREFIX}{scenario}_{partition}", scenario, options))
     env.max_cycles = env.single_agent_env.spec.max_episode_steps  # the episode limit, as PettingZoo envs name it
     env.team_reward = True  # every agent gets the robot's reward: an episode's return counts it once
     return env

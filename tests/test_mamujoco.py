@@ -4,7 +4,7 @@ import pytest
 from gymnasium import spaces
 
 import envs
-from core.errors import UnknownNameError
+from core.errors import UnknownNameError, UserError
 from marl.cli import main
 
 pytest.importorskip("gymnasium_robotics")
@@ -42,6 +42,16 @@ def test_options_reach_mamujoco_and_its_gymnasium_env():
     zeros = {a: np.zeros((2, 1), np.float32) for a in venv.spec.agents}  # two groups: ends and middle joints
     ended = [venv.step(zeros).truncated.copy() for _ in range(15)]
     assert not np.any(ended[:-1]) and np.all(ended[-1])
+
+
+def test_options_are_checked_by_name_and_type():
+    with pytest.raises(UserError, match=r"'mamujoco_HalfCheetah_2x3' does not accept n_agent; valid options: .*"
+                                        r"ctrl_cost_weight.*agent_obsk"):
+        envs.make_vec("mamujoco_HalfCheetah_2x3", n_envs=1, n_agent=3)
+    with pytest.raises(UserError, match=r"env\.ctrl_cost_weight must be a number, got 'abc'"):
+        envs.make_vec("mamujoco_HalfCheetah_2x3", n_envs=1, ctrl_cost_weight="abc")
+    with pytest.raises(UserError, match=r"env\.agent_obsk must be at least 0, got -1"):
+        envs.make_vec("mamujoco_HalfCheetah_2x3", n_envs=1, agent_obsk=-1)
 
 
 def test_unknown_scenarios_and_partitions_list_the_valid_ones():
