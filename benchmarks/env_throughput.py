@@ -24,6 +24,7 @@ from gymnasium import spaces
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import envs
+from core.cli import run_main
 from core.config import parse_overrides
 
 
@@ -58,14 +59,14 @@ def measure(name: str, n_envs: int, steps: int, seed: int = 0, repeats: int = 3,
     return rates
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--env", default="smac_3m")
     p.add_argument("--n-envs", type=int, default=256)
     p.add_argument("--steps", type=int, default=200)
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("options", nargs="*", metavar="env.KEY=VALUE")
-    args = p.parse_args()
+    args = p.parse_args(argv)
     overrides = parse_overrides(args.options)
     if set(overrides) - {"env"}:
         p.error(f"options must be env.KEY=VALUE, got {args.options}")
@@ -76,4 +77,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(run_main(main))
