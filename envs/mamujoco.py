@@ -72,15 +72,13 @@ def _checked(name: str, scenario: str, options: dict[str, Any]) -> dict[str, Any
     the single-agent env class of `scenario` (where gymnasium registers one)."""
     from gymnasium.envs.mujoco.mujoco_env import MujocoEnv  # imports mujoco: only once the extra is known present
 
+    for key, least in (("agent_obsk", 0), ("max_episode_steps", 1)):
+        if key in options:
+            options = {**options, key: coerce(options[key], int, f"env.{key}")}
+            if options[key] < least:
+                raise UserError(f"env.{key} must be at least {least}, got {options[key]}")
     own = {k: v for k, v in options.items() if k in MAMUJOCO_OPTIONS}
     rest = {k: v for k, v in options.items() if k not in MAMUJOCO_OPTIONS}
-    for key in ("agent_obsk", "max_episode_steps"):
-        if key in options:
-            value = own[key] if key in own else rest[key]
-            value = coerce(value, int, f"env.{key}")
-            if value < (0 if key == "agent_obsk" else 1):
-                raise UserError(f"env.{key} must be at least {0 if key == 'agent_obsk' else 1}, got {value}")
-            (own if key in own else rest)[key] = value
     spec = gymnasium.registry.get(f"{scenario}-v5")
     if spec is not None and isinstance(spec.entry_point, str):
         env_class = load_env_creator(spec.entry_point)
